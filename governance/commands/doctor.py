@@ -1,0 +1,147 @@
+"""``governance doctor``: is governance really working in this project? Each problem with its fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("project_dir", nargs="?", help="the project (same as --project)")
+    parser.add_argument("--project", help="the project folder (default: the current project)")
+
+
+class Report:
+    def __init__(self) -> None:
+        self.problems = 0
+
+    def ok(self, text: str) -> None:
+        print(f"  ok    {text}")
+
+    def bad(self, text: str, fix: str) -> None:
+        self.problems += 1
+        print(f"  FAIL  {text}\n        fix: {fix}")
+
+    def note(self, text: str) -> None:
+        print(f"  note  {text}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from governance import settings
+    from governance.project import project_from_cli
+
+    project = project_from_cli(args.project or args.project_dir)
+    report = Report()
+    print(f"Project: {project}")
+    _registration(project, report)
+    matrix = _matrix(project, report)
+    if matrix is not None:
+        _state(project, matrix, report)
+    _ledger(project, report)
+    commands = settings.our_commands(settings.load(settings.settings_path(project)))
+    if commands.get("PreToolUse"):
+        _live(project, commands["PreToolUse"][0], report)
+    print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
+    return 0 if not report.problems else 1
+
+
+def _registration(project: str, report: Report) -> None:
+    from governance import settings
+    from governance.errors import InstallError
+
+    path = settings.settings_path(project)
+    try:
+        data = settings.load(path)
+    except InstallError as exc:
+        report.bad(exc.render(), "repair the JSON, then run governance install")
+        return
+    found = settings.our_commands(data)
+    for event in settings.EVENTS:
+        commands = found.get(event, [])
+        if not commands:
+            report.bad(f"{event} hook not registered in {path}",
+                       f"run: governance install --project {project}")
+            continue
+        if len(commands) > 1:
+            report.bad(f"{event} hook registered {len(commands)} times in {path}",
+                       f"run: governance install --project {project} (it de-duplicates)")
+        argv = shlex.split(commands[0])
+        missing = [p for p in argv[:3] if p.startswith("/") and not os.path.exists(p)]
+        if missing:
+            report.bad(f"{event} hook points at missing files: {', '.join(missing)} (a missing "
+                       "script exits 127, which silently disables the hook)",
+                       f"reinstall, then run: governance install --project {project}")
+        elif argv and not os.access(argv[0], os.X_OK):
+            report.bad(f"{event} hook interpreter {argv[0]} is not executable",
+                       f"run: governance install --project {project}")
+        else:
+            report.ok(f"{event} hook registered: {commands[0]}")
+
+
+def _matrix(project: str, report: Report) -> dict[str, object] | None:
+    from governance import matrix as matrix_module
+    from governance.errors import GovernanceError
+
+    try:
+        matrix = matrix_module.load(project)
+    except GovernanceError as exc:
+        report.bad(f"activity matrix invalid: {exc.render()}", "run: governance validate")
+        return None
+    report.ok(f"activity matrix valid ({', '.join(matrix['files'])})")
+    return matrix
+
+
+def _state(project: str, matrix: dict[str, object], report: Report) -> None:
+    from governance.state import read_state
+
+    view = read_state(project, matrix)
+    if view.source == "fallback":
+        report.bad(view.note, "set the state: just set-cycle CYCLE PHASE WORK-ID")
+    elif view.source == "unset":
+        report.note(view.note)
+    else:
+        report.ok(f"state {view.state} ({view.label})")
+
+
+def _ledger(project: str, report: Report) -> None:
+    from governance.project import governance_dir
+
+    folder = governance_dir(project)
+    probe = os.path.join(folder, f".doctor-{os.getpid()}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(probe, "w") as fh:
+            fh.write("ok")
+        os.unlink(probe)
+        report.ok(f"ledger folder writable ({folder})")
+    except OSError as exc:
+        report.bad(f"cannot write in {folder} ({exc.strerror}): decisions cannot be recorded",
+                   "make the folder writable by the user who runs Claude Code")
+
+
+def _live(project: str, command: str, report: Report) -> None:
+    payload = {"session_id": "governance-doctor", "cwd": project, "hook_event_name": "PreToolUse",
+               "tool_name": "Read", "tool_input": {"file_path": os.path.join(project, "README.md")},
+               "tool_use_id": "doctor", "transcript_path": "", "permission_mode": "default"}
+    try:
+        done = subprocess.run(command, shell=True, input=json.dumps(payload), text=True,
+                              capture_output=True, timeout=30, cwd="/",
+                              env={**os.environ, "CLAUDE_PROJECT_DIR": project})
+    except subprocess.TimeoutExpired:
+        report.bad("the PreToolUse hook did not answer within 30 s", "run governance doctor again")
+        return
+    try:
+        answer = json.loads(done.stdout)
+        context = answer["hookSpecificOutput"]["additionalContext"]
+    except (ValueError, KeyError, TypeError):
+        report.bad(f"the PreToolUse hook answered exit {done.returncode} with {done.stdout[:200]!r}"
+                   f" {done.stderr[:200]!r}", "run: governance install, then doctor again")
+        return
+    if "systemMessage" in answer:
+        report.bad(f"the PreToolUse hook reports a failure: {answer['systemMessage']}",
+                   "fix what it names")
+    else:
+        report.ok(f"live PreToolUse call answered: {context.splitlines()[0]}")

@@ -1,0 +1,45 @@
+"""``governance validate``: full validation of the activity matrix, every problem listed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", help="the project folder (default: the current project)")
+    parser.add_argument("--file", help="validate this matrix file as if it were the project's "
+                                       "override (e.g. before copying it into place)")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+
+
+def run(args: argparse.Namespace) -> int:
+    from governance import matrix as matrix_module
+    from governance.compiler import compile_matrix
+    from governance.errors import ConfigError
+    from governance.project import project_from_cli
+
+    project = project_from_cli(args.project)
+    default, override, config_hash = matrix_module.read_sources(project)
+    if args.file:
+        try:
+            with open(args.file, "rb") as fh:
+                override = (os.path.abspath(args.file), fh.read())
+        except OSError as exc:
+            raise ConfigError(f"cannot read it ({exc.strerror})", file=args.file) from None
+    compiled, problems = compile_matrix(default, override, config_hash)
+    for problem in problems:
+        print(problem.render())
+    errors = sum(p.level == "error" for p in problems)
+    warnings = len(problems) - errors
+    sources = [default[0]] + ([override[0]] if override else [])
+    if compiled is None or (args.strict and warnings):
+        print(f"INVALID: {errors} error(s), {warnings} warning(s) in {', '.join(sources)}")
+        return 1
+    if not args.file:
+        matrix_module.write_cache(matrix_module.cache_path(project, config_hash), compiled)
+    prims = len(compiled["allowed_in"])
+    print(f"OK: {prims} primitives, {len(compiled['states'])} states, "
+          f"{len(compiled['tools_exact']) + len(compiled['tools_glob'])} tool mappings, "
+          f"{warnings} warning(s) ({', '.join(sources)})")
+    return 0

@@ -1,0 +1,86 @@
+"""Where the governed project and its governance files are.
+
+Hot path: imports only ``os``. The project is found from the hook payload's ``cwd`` (walking up to
+the folder that holds ``.claude/``), then ``CLAUDE_PROJECT_DIR``, never from the process's own
+working directory. The user's home ``~/.claude`` is user configuration, not a project, so the walk
+never stops there.
+"""
+
+from __future__ import annotations
+
+import os
+
+GOVERNANCE_SUBDIR = os.path.join(".claude", "governance")
+MATRIX_NAME = "activity_matrix.yaml"
+
+
+def _home() -> str:
+    return os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
+
+
+def find_project(cwd: str | None, env: dict[str, str] | None = None) -> str:
+    """Return the project root for a hook payload's ``cwd``.
+
+    The first ancestor of ``cwd`` (itself included) holding a ``.claude`` folder wins, except the
+    home folder; otherwise ``CLAUDE_PROJECT_DIR``; otherwise ``cwd`` itself. Raises ``ValueError``
+    when neither ``cwd`` nor ``CLAUDE_PROJECT_DIR`` names an existing folder.
+    """
+    environ = os.environ if env is None else env
+    home = _home()
+    if cwd and os.path.isabs(cwd) and os.path.isdir(cwd):
+        here = os.path.realpath(cwd)
+        while True:
+            if here != home and os.path.isdir(os.path.join(here, ".claude")):
+                return here
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+    declared = environ.get("CLAUDE_PROJECT_DIR")
+    if declared and os.path.isdir(declared):
+        return os.path.realpath(declared)
+    if cwd and os.path.isabs(cwd) and os.path.isdir(cwd):
+        return os.path.realpath(cwd)
+    raise ValueError(
+        f"no project folder: payload cwd {cwd!r} does not exist and CLAUDE_PROJECT_DIR is "
+        f"{declared!r}"
+    )
+
+
+def project_from_cli(project: str | None) -> str:
+    """Project root for a CLI command: ``--project``, else ``CLAUDE_PROJECT_DIR``, else the
+    nearest ancestor of the current folder with ``.claude/``, else the current folder."""
+    if project:
+        return os.path.realpath(os.path.expanduser(project))
+    return find_project(os.getcwd())
+
+
+def governance_dir(project_dir: str) -> str:
+    return os.path.join(project_dir, GOVERNANCE_SUBDIR)
+
+
+def override_matrix_path(project_dir: str) -> str:
+    return os.path.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
+
+
+def package_root() -> str:
+    """The folder that holds the ``governance`` package (the checkout, or site-packages)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def default_matrix_path() -> str:
+    """The packaged default matrix: ``GOVERNANCE_DEFAULT_MATRIX``, else the installed copy
+    (``governance/defaults``), else the checkout's ``config/``."""
+    explicit = os.environ.get("GOVERNANCE_DEFAULT_MATRIX")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "defaults", MATRIX_NAME)
+    if os.path.exists(installed):
+        return installed
+    return os.path.join(os.path.dirname(here), "config", MATRIX_NAME)
+
+
+def ensure_dir(path: str) -> None:
+    """Create ``path`` (mode 0700) and its parents if missing."""
+    os.makedirs(path, mode=0o700, exist_ok=True)

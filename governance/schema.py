@@ -1,0 +1,79 @@
+"""The activity matrix's schema, as pydantic models.
+
+Used by the CLI and whenever a matrix changes (never on the hook's hot path). The format is a
+superset of the HAIOS project's matrix: ``version``, ``default_action``, ``rules``, ``phase_to_state``,
+``skill_restrictions``; plus ``states``, ``settings``, ``tools``, ``protected_paths``, ``cycles``,
+``shell`` and ``extends``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Action = Literal["allow", "warn", "block", "redirect", "ask"]
+ACTIONS: tuple[str, ...] = ("allow", "warn", "block", "redirect", "ask")
+DEFAULT_STATES: tuple[str, ...] = ("EXPLORE", "DESIGN", "PLAN", "DO", "CHECK", "DONE")
+ALL_STATES = "_all_states"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Rule(_Strict):
+    action: Action
+    message: str | None = None
+    redirect_to: str | None = None
+
+
+class Settings(_Strict):
+    on_error: Literal["allow", "block"] = "allow"
+    grant_on_allow: bool = False
+    fallback_state: str = "EXPLORE"
+    ledger_max_bytes: int = Field(default=50 * 1024 * 1024, gt=0)
+
+
+class SkillRestriction(_Strict):
+    allowed: list[str] | None = None
+    blocked: list[str] = Field(default_factory=list)
+    block_message: str = "Skill '{skill}' is not allowed in this state."
+
+
+class MatrixFile(_Strict):
+    version: str | int | float = "1.0"
+    extends: Literal["default"] | None = None
+    default_action: Action = "allow"
+    states: list[str] | None = None
+    settings: Settings | None = None
+    rules: dict[str, dict[str, Rule]] = Field(default_factory=dict)
+    tools: dict[str, str] | None = None
+    protected_paths: list[str] | None = None
+    skill_restrictions: dict[str, SkillRestriction] | None = None
+    phase_to_state: dict[str, str] | None = None
+    cycles: dict[str, list[str]] | None = None
+    shell: dict[str, Any] | None = None
+
+
+def describe_validation_error(exc: ValidationError) -> list[tuple[str, str]]:
+    """Turn a pydantic error into ``(key path, sentence)`` pairs a person can act on."""
+    out: list[tuple[str, str]] = []
+    for err in exc.errors():
+        loc = [str(part) for part in err["loc"]]
+        kind = err["type"]
+        got = err.get("input")
+        if kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            choices = expected.replace("'", "").replace(" or ", ", ")
+            text = f"expected one of {choices}, got {got!r}"
+        elif kind == "extra_forbidden":
+            text = f"unknown key {loc[-1]!r} (a typo?)"
+        elif kind == "missing":
+            text = "required key is missing"
+        elif kind == "model_type" or kind == "dict_type":
+            text = f"expected a mapping, got {type(got).__name__}"
+        else:
+            text = f"{err['msg']} (got {got!r})"
+        out.append((".".join(loc) or "(top level)", text))
+    return out

@@ -1,0 +1,161 @@
+"""The cycle state: which cycle, phase and work item a project is in, and the state that maps to.
+
+Reading is on the hook's hot path (``jsoncodec`` and ``os`` only, no lock: writes are atomic renames).
+Writing (``set_state``, ``next_state``) is for the CLI: validated against the matrix, done under a
+lock (filelock on ``state.json.lock``) with a temp file and ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from governance import jsoncodec
+from governance.errors import StateError
+from governance.project import governance_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STATE_FILE = "state.json"
+
+
+class StateView:
+    """The state a project is in, and where that answer came from."""
+
+    __slots__ = ("cycle", "note", "phase", "source", "state", "work_item")
+
+    def __init__(self, state: str, cycle: str = "", phase: str = "", work_item: str = "",
+                 source: str = "file", note: str = "") -> None:
+        self.state = state
+        self.cycle = cycle
+        self.phase = phase
+        self.work_item = work_item
+        self.source = source  # file | unset | fallback
+        self.note = note
+
+    @property
+    def label(self) -> str:
+        """``cycle/PHASE/WORK`` as far as known, else the bare state."""
+        parts = [p for p in (self.cycle, self.phase, self.work_item) if p]
+        return "/".join(parts) if self.cycle else (self.phase or self.state)
+
+    def as_record(self) -> dict[str, str]:
+        return {"state": self.state, "cycle": self.cycle, "phase": self.phase,
+                "work_item": self.work_item, "state_source": self.source}
+
+
+def state_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), STATE_FILE)
+
+
+def resolve(matrix: dict[str, Any], cycle: str, phase: str) -> str | None:
+    """The state for ``cycle/phase``, or None when the matrix does not know it."""
+    if cycle:
+        mapped = matrix["phase_to_state"].get(f"{cycle}/{phase}")
+        if mapped:
+            return str(mapped)
+    return phase if phase in matrix["states"] else None
+
+
+def read_state(project_dir: str, matrix: dict[str, Any]) -> StateView:
+    fallback = matrix["settings"]["fallback_state"]
+    path = state_path(project_dir)
+    hint = "Set one from a terminal: `just set-cycle CYCLE PHASE WORK-ID`."
+    try:
+        with open(path, "rb") as fh:
+            raw = jsoncodec.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        return StateView(fallback, source="unset",
+                         note=f"No cycle state is set, so governance uses {fallback}. {hint}")
+    except (OSError, ValueError) as exc:
+        return StateView(fallback, source="fallback",
+                         note=f"The state file {path} is unreadable ({exc}), so governance uses "
+                              f"{fallback}. {hint}")
+    if not isinstance(raw, dict) or not isinstance(raw.get("phase"), str):
+        return StateView(fallback, source="fallback",
+                         note=f"The state file {path} has no phase, so governance uses {fallback}. "
+                              f"{hint}")
+    cycle = raw.get("cycle") if isinstance(raw.get("cycle"), str) else ""
+    work = raw.get("work_item") if isinstance(raw.get("work_item"), str) else ""
+    phase = raw["phase"]
+    state = resolve(matrix, cycle or "", phase)
+    if state is None:
+        return StateView(fallback, cycle or "", phase, work or "", "fallback",
+                         f"The phase {cycle}/{phase} is not in the matrix's phase_to_state, so "
+                         f"governance uses {fallback}. {hint}")
+    return StateView(state, cycle or "", phase, work or "", "file")
+
+
+def parse_spec(spec: str) -> tuple[str, str, str]:
+    """``cycle/PHASE[/WORK]`` or a bare ``PHASE`` -> (cycle, phase, work item)."""
+    parts = [p.strip() for p in spec.strip().split("/", 2)]
+    if not parts[0] or any(not p for p in parts):
+        raise StateError(f"cannot read the state {spec!r}",
+                         fix="write it as CYCLE/PHASE/WORK-ID, e.g. implementation-cycle/DO/WORK-064")
+    if len(parts) == 1:
+        return "", parts[0], ""
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else ""
+
+
+def _lock(project_dir: str) -> Any:
+    from filelock import FileLock
+
+    folder = governance_dir(project_dir)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return FileLock(state_path(project_dir) + ".lock", timeout=10)
+
+
+def _write(project_dir: str, data: dict[str, Any]) -> None:
+    path = state_path(project_dir)
+    import json
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise StateError(f"cannot write the state ({exc.strerror})", file=path,
+                         fix="check that the project's .claude/governance folder is writable") from None
+
+
+def set_state(project_dir: str, matrix: dict[str, Any], cycle: str, phase: str,
+              work_item: str = "", actor: str = "cli") -> StateView:
+    """Validate and store a new state; returns what it now resolves to."""
+    if cycle and cycle not in matrix["cycles"]:
+        cycles = ", ".join(sorted(matrix["cycles"])) or "(none)"
+        raise StateError(f"unknown cycle {cycle!r}",
+                         fix=f"use one of {cycles}, or add it to phase_to_state in the matrix")
+    state = resolve(matrix, cycle, phase)
+    if state is None:
+        known = list(matrix["cycles"][cycle]) if cycle else list(matrix["states"])
+        raise StateError(f"unknown phase {phase!r}" + (f" for {cycle}" if cycle else ""),
+                         fix=f"use one of {', '.join(known)}")
+    with _lock(project_dir):
+        _write(project_dir, {"cycle": cycle, "phase": phase, "work_item": work_item,
+                             "state": state, "set_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                     time.gmtime()),
+                             "set_by": actor})
+    return StateView(state, cycle, phase, work_item, "file")
+
+
+def next_phase(matrix: dict[str, Any], current: StateView) -> str:
+    """The phase after the current one in its cycle; raises StateError at the end or off-cycle."""
+    if not current.cycle or current.source != "file":
+        raise StateError("there is no current cycle to advance",
+                         fix="set one first: `just set-cycle CYCLE PHASE WORK-ID`")
+    phases = matrix["cycles"].get(current.cycle)
+    if not phases or current.phase not in phases:
+        raise StateError(f"phase {current.phase!r} is not in the phase order of {current.cycle}",
+                         fix=f"list it under cycles.{current.cycle} in the matrix")
+    index = phases.index(current.phase)
+    if index + 1 >= len(phases):
+        raise StateError(f"{current.cycle} is already at its last phase {current.phase}",
+                         fix="start the next cycle with `just set-cycle CYCLE PHASE WORK-ID`")
+    return str(phases[index + 1])

@@ -1,0 +1,56 @@
+"""Helpers shared by the tests: install into a project, run hook commands, load payloads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+PAYLOAD_DIR = REPO / "tests" / "payloads" / "claude-code-2.1.330"
+RECORDED_PROJECT = "/home/dev/shop-api"
+
+
+def install(project: Path, fail_closed: bool = False) -> dict[str, Any]:
+    from governance.commands import install as install_cmd
+
+    install_cmd.run(argparse.Namespace(project=str(project), project_dir=None,
+                                       fail_closed=fail_closed, python=None, dry_run=False))
+    data: dict[str, Any] = json.loads((project / ".claude" / "settings.json").read_text())
+    return data
+
+
+def hook_command(project: Path, event: str = "PreToolUse") -> str:
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    for group in settings["hooks"][event]:
+        for handler in group["hooks"]:
+            if "pre_tool_use.py" in handler["command"] or "post_tool_use.py" in handler["command"]:
+                return str(handler["command"])
+    raise AssertionError(f"no governance hook for {event}")
+
+
+def run_command(command: str, stdin: bytes | str, env: dict[str, str] | None = None,
+                cwd: str = "/") -> subprocess.CompletedProcess[bytes]:
+    """Run a hook command exactly as Claude Code does: through sh -c, JSON on stdin."""
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(["sh", "-c", command], input=data, capture_output=True, timeout=60,
+                          cwd=cwd, env={**os.environ, **(env or {})}, check=False)
+
+
+def recorded(name: str, project: Path) -> dict[str, Any]:
+    """A payload recorded from Claude Code 2.1.330, moved into ``project``."""
+    text = (PAYLOAD_DIR / name).read_text().replace(RECORDED_PROJECT, str(project))
+    payload: dict[str, Any] = json.loads(text)
+    return payload
+
+
+def set_state(project: Path, spec: str) -> None:
+    from governance import matrix, state
+
+    compiled = matrix.load(str(project))
+    cycle, phase, work = state.parse_spec(spec)
+    state.set_state(str(project), compiled, cycle, phase, work)
+
