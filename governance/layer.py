@@ -79,7 +79,7 @@ class GovernanceLayer:
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
         command = tool_input.get("command")
         acts: list[Act] = []
-        shell = self.matrix.get("shell")
+        shell = matrix_module.load_shell(self.project_dir, self.matrix)
         if shell and isinstance(command, str):
             from governance.shell import analyse_command
 

@@ -99,16 +99,30 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
     return result
 
 
-def write_cache(path: str, value: dict[str, Any]) -> None:
-    """Store a compiled matrix atomically; a read-only project simply keeps no cache."""
-    folder = os.path.dirname(path)
+def shell_cache_path(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, "shell-" + name[len("matrix-"):])
+
+
+def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | None:
+    """The compiled shell patterns, kept in a file of their own: only Bash calls need them."""
+    shell = compiled.get("shell")
+    if shell is not True:
+        return shell if isinstance(shell, dict) else None
+    path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
+    try:
+        with open(path, "rb") as fh:
+            loaded = marshal.load(fh)
+    except (OSError, EOFError, ValueError, TypeError):
+        default, override, config_hash = read_sources(project_dir)
+        loaded = rebuild(project_dir, default, override, config_hash,
+                         cache_path(project_dir, config_hash)).get("shell")
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _dump(path: str, value: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        for name in os.listdir(folder):
-            if name.startswith("matrix-") and name.endswith(".marshal"):
-                os.unlink(os.path.join(folder, name))
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
             marshal.dump(value, fh)
         os.replace(tmp, path)
@@ -117,3 +131,23 @@ def write_cache(path: str, value: dict[str, Any]) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+        raise
+
+
+def write_cache(path: str, value: dict[str, Any]) -> None:
+    """Store a compiled matrix atomically (shell patterns apart); a read-only project simply keeps
+    no cache."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.endswith(".marshal") and os.path.join(folder, name) != path:
+                os.unlink(os.path.join(folder, name))
+        core = value
+        if isinstance(value.get("shell"), dict):
+            _dump(shell_cache_path(path), value["shell"])
+            core = {**value, "shell": True}
+        _dump(path, core)
+    except OSError:
+        pass

@@ -1,0 +1,89 @@
+"""install / uninstall: merge into settings.json without losing anything, never duplicating."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from governance.commands import install as install_cmd
+from governance.commands import uninstall as uninstall_cmd
+from governance.errors import InstallError
+from tests.helpers import install
+
+OTHER = {
+    "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(.env)"]},
+    "env": {"FOO": "1"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint-bash.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
+    },
+}
+
+
+def settings_of(project: Path) -> dict:
+    return json.loads((project / ".claude" / "settings.json").read_text())
+
+
+def test_fresh_install_registers_three_events_with_absolute_paths(project: Path) -> None:
+    data = install(project)
+    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        (group,) = data["hooks"][event]
+        assert group["matcher"] == "*"
+        (handler,) = group["hooks"]
+        argv = shlex.split(handler["command"])
+        assert os.path.isabs(argv[0]) and os.access(argv[0], os.X_OK) and argv[1] == "-I"
+        assert os.path.isfile(argv[2]) and handler["timeout"] == 30
+        assert "onFailure" not in handler
+    assert (project / ".claude" / "governance" / ".gitignore").exists()
+
+
+def test_install_keeps_everything_else_and_is_idempotent(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.write_text(json.dumps(OTHER))
+    first = install(project)
+    assert first["permissions"] == OTHER["permissions"] and first["env"] == OTHER["env"]
+    assert first["hooks"]["Stop"] == OTHER["hooks"]["Stop"]
+    assert first["hooks"]["PreToolUse"][0] == OTHER["hooks"]["PreToolUse"][0]
+    backups = list(path.parent.glob("settings.json.bak-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == OTHER
+    second = install(project)
+    assert second == first
+    assert len(list(path.parent.glob("settings.json.bak-*"))) == 1  # nothing changed, no backup
+
+
+def test_fail_closed_then_fail_open_replaces_in_place(project: Path) -> None:
+    closed = install(project, fail_closed=True)
+    handler = closed["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert handler["onFailure"] == "block" and handler["command"].endswith("--on-error block")
+    opened = install(project)
+    assert len(opened["hooks"]["PreToolUse"]) == 1
+    assert "onFailure" not in opened["hooks"]["PreToolUse"][0]["hooks"][0]
+
+
+def test_invalid_settings_are_left_untouched(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.write_text("{ not json")
+    with pytest.raises(InstallError, match="not valid JSON") as exc:
+        install(project)
+    assert str(path) in exc.value.render()
+    assert path.read_text() == "{ not json"
+
+
+def test_missing_project_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InstallError, match="no such project folder"):
+        install_cmd.run(argparse.Namespace(project=str(tmp_path / "nope"), project_dir=None,
+                                           fail_closed=False, python=None, dry_run=False))
+
+
+def test_uninstall_removes_only_ours(project: Path) -> None:
+    (project / ".claude" / "settings.json").write_text(json.dumps(OTHER))
+    install(project)
+    uninstall_cmd.run(argparse.Namespace(project=str(project), project_dir=None))
+    assert settings_of(project) == OTHER
+    uninstall_cmd.run(argparse.Namespace(project=str(project), project_dir=None))  # no-op
+    assert settings_of(project) == OTHER
