@@ -78,13 +78,13 @@ def big_matrix(path: Path, primitives: int = 300) -> None:
 
 
 def _project(root: Path, name: str, matrix: bool) -> Path:
-    from governance.commands import install
+    from governance.cli import build_parser
     from governance.project import governance_dir
 
     project = root / name
     (project / ".claude").mkdir(parents=True)
-    install.run(argparse.Namespace(project=str(project), project_dir=None, fail_closed=False,
-                                   python=None, dry_run=False))
+    args = build_parser("install").parse_args(["install", "--project", str(project)])
+    args._run(args)
     if matrix:
         big_matrix(Path(governance_dir(str(project))) / "activity_matrix.yaml")
     from governance import matrix as matrix_module

@@ -31,10 +31,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decisions": ("governance.commands.decisions", "record, review, query or show decisions"),
     "calibration": ("governance.commands.calibration", "confidence calibration from outcomes"),
     "guardrails": ("governance.commands.guardrails", "check an action against the guardrails"),
+    "explain-command": ("governance.commands.explain_command", "show how a Bash command is analysed"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that command's module is imported (a CLI call stays fast)."""
     parser = argparse.ArgumentParser(
         prog="governance",
         description="Governance layer for Claude Code: cycle state, activity matrix, hooks.",
@@ -42,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
         module = importlib.import_module(module_name)
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(command_parser)
@@ -50,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["statusline"]:  # as fast as a hook: no parser, no other command module
+        from governance.statusline import main as statusline
+
+        return statusline(words[1:])
+    only = words[0] if words and words[0] in COMMANDS else None
+    args = build_parser(only).parse_args(words)
     try:
         code: int = args._run(args)
     except GovernanceError as exc:
@@ -58,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into head and the like
+        return 0
     return code
 
 

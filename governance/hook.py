@@ -124,6 +124,42 @@ def _base_record(data: dict[str, Any], run: Run) -> dict[str, Any]:
     return record
 
 
+PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None:
+    """Guardrails with tool-call conditions: a blocking one denies, a warning one warns."""
+    from governance.guardrails import (
+        default_guardrails_path,
+        evaluate_tool_call,
+        override_guardrails_path,
+    )
+
+    tool_input = data["tool_input"]
+    command = tool_input.get("command")
+    view = decision.state
+    facts = {"tool": data["tool_name"], "primitive": decision.primitive, "state": view.state,
+             "cycle": view.cycle, "phase": view.phase, "work_item": view.work_item,
+             "paths": [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str)],
+             "command": command if isinstance(command, str) else None,
+             "agent_id": data.get("agent_id"), "permission_mode": data.get("permission_mode")}
+    violated = evaluate_tool_call(project, facts)
+    if not violated:
+        return
+    worst = next((v for v in violated if v["severity"] == "block"), violated[0])
+    text = f"{worst['name']}: {worst['message']}"
+    if worst.get("suggestion"):
+        text += f" Instead: {worst['suggestion']}"
+    if worst["severity"] == "block" or decision.action == "allow":
+        decision.action = "block" if worst["severity"] == "block" else "warn"
+        decision.message = text
+        decision.rule_key = f"guardrails.{worst['guardrailId']}"
+        override = override_guardrails_path(project)
+        decision.rule_file = override if os.path.exists(override) else default_guardrails_path()
+    else:
+        decision.message = f"{decision.message} Also: {text}".strip()
+
+
 def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
     """PreToolUse: decide, answer, record."""
     run = Run("PreToolUse", sys.argv[1:] if argv is None else argv)
@@ -134,6 +170,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         tool_input = data["tool_input"]
         decision = layer.decide(data["tool_name"], tool_input, data.get("cwd"))
         decision.tool = data["tool_name"]
+        if not decision.denies:
+            _apply_guardrails(run.project or "", data, decision)
         state = decision.state.state
         settings = layer.matrix["settings"]
         answer = output.pre_tool_use(decision, layer.blocked_primitives(state),
@@ -146,7 +184,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         record["input_sha256"] = ledger.digest(tool_input)
         record["duration_ms"] = run.ms()
         try:
-            ledger.append(governance_dir(run.project or ""), record)
+            ledger.append(governance_dir(run.project or ""), record,
+                          max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
         except GovernanceError as exc:
             if not decision.denies:  # a deny stands even when it cannot be recorded
                 failed = run.failure(exc)
@@ -180,7 +219,12 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
         if run.event == "PostToolUseFailure":
             record["outcome"] = "interrupted" if data.get("is_interrupt") else "failure"
             error = data.get("error")
-            record["error"] = output.clip(str(error), 500) if error is not None else ""
+            if error is None:
+                record["error"] = ""
+            else:  # redact before clipping, so no secret is cut below recognition
+                from governance.redaction import redact
+
+                record["error"] = output.clip(redact(str(error)), 500)
         else:
             record["outcome"] = "success"
             record["response_sha256"] = ledger.digest(data.get("tool_response"))
@@ -188,7 +232,8 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
             record["tool_duration_ms"] = data["duration_ms"]
         record["input_sha256"] = ledger.digest(data["tool_input"])
         record["duration_ms"] = run.ms()
-        ledger.append(governance_dir(run.project or ""), record)
+        ledger.append(governance_dir(run.project or ""), record,
+                      max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
     except Exception as exc:
         answer = run.failure(exc)
     _emit(answer, out)

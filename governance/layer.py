@@ -163,8 +163,10 @@ class GovernanceLayer:
             decision.segment = decision.segment or act.segment
             records.append({"primitive": act.primitive, "segment": act.segment,
                             "reason": act.reason, "action": decision.action})
-            if best is None or SEVERITY[decision.action] > SEVERITY[best.action]:
-                best = decision
+            if best is None or SEVERITY[decision.action] > SEVERITY[best.action] or (
+                    SEVERITY[decision.action] == SEVERITY[best.action]
+                    and act.primitive == "governance-admin"):
+                best = decision  # on a tie, self-protection's message is the one to show
         assert best is not None
         best.acts = records
         best.map_rule = map_key

@@ -68,7 +68,7 @@ def load(project_dir: str) -> dict[str, Any]:
     path = cache_path(project_dir, config_hash)
     try:
         with open(path, "rb") as fh:
-            cached = marshal.load(fh)
+            cached = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         cached = None
     if not isinstance(cached, dict):
@@ -112,7 +112,7 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
     try:
         with open(path, "rb") as fh:
-            loaded = marshal.load(fh)
+            loaded = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         default, override, config_hash = read_sources(project_dir)
         loaded = rebuild(project_dir, default, override, config_hash,

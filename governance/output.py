@@ -44,6 +44,8 @@ def instead(decision: Decision, allowed_in: list[str]) -> str:
     """What the agent can do instead of a denied call."""
     if decision.redirect_to:
         return f"Use {decision.redirect_to} instead."
+    if decision.rule_key.startswith("guardrails."):
+        return ""  # a guardrail's message carries its own suggestion
     others = [s for s in allowed_in if s != decision.state.state]
     if decision.primitive == "governance-admin" or not others:
         return "Continue without it, or ask the user to make this change from a terminal."
@@ -63,8 +65,9 @@ def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
     rule = f"{decision.rule_key} in {decision.rule_file}"
     message = decision.message or f"{decision.primitive} is not allowed in {state.state}."
     if decision.action in ("block", "redirect"):
+        hint = instead(decision, allowed_in)
         reason = f"[STATE: {state.state}] {_subject(decision)} is blocked: {message} " \
-                 f"{instead(decision, allowed_in)} (rule: {decision.rule_key})"
+                 f"{hint + ' ' if hint else ''}(rule: {decision.rule_key})"
         out["permissionDecision"] = "deny"
         out["permissionDecisionReason"] = clip(reason, REASON_MAX)
         lines.append(f"Denied {_subject(decision)}: {message}")

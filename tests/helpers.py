@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -14,11 +13,13 @@ PAYLOAD_DIR = REPO / "tests" / "payloads" / "claude-code-2.1.330"
 RECORDED_PROJECT = "/home/dev/shop-api"
 
 
-def install(project: Path, fail_closed: bool = False) -> dict[str, Any]:
-    from governance.commands import install as install_cmd
+def install(project: Path, fail_closed: bool = False, *extra: str) -> dict[str, Any]:
+    """Run `governance install` in-process, through the real argument parser."""
+    from governance.cli import build_parser
 
-    install_cmd.run(argparse.Namespace(project=str(project), project_dir=None,
-                                       fail_closed=fail_closed, python=None, dry_run=False))
+    argv = ["install", "--project", str(project), *(["--fail-closed"] if fail_closed else []), *extra]
+    args = build_parser("install").parse_args(argv)
+    args._run(args)
     data: dict[str, Any] = json.loads((project / ".claude" / "settings.json").read_text())
     return data
 

@@ -41,11 +41,30 @@ def run(args: argparse.Namespace) -> int:
     if matrix is not None:
         _state(project, matrix, report)
     _ledger(project, report)
-    commands = settings.our_commands(settings.load(settings.settings_path(project)))
+    data = _settings_or_none(project)
+    commands = settings.our_commands(data or {})
     if commands.get("PreToolUse"):
         _live(project, commands["PreToolUse"][0], report)
+    if data is not None:
+        from governance.session_install import check
+
+        for ok, what, fix in check(project, data):
+            if ok:
+                report.ok(what)
+            else:
+                report.note(f"{what} (optional: {fix})")
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
+
+
+def _settings_or_none(project: str) -> dict[str, object] | None:
+    from governance import settings
+    from governance.errors import InstallError
+
+    try:
+        return settings.load(settings.settings_path(project))
+    except InstallError:
+        return None
 
 
 def _registration(project: str, report: Report) -> None:

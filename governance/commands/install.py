@@ -25,8 +25,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-closed", action="store_true",
                         help="deny tool calls when governance fails (hook arg --on-error block and "
                              "Claude Code's onFailure: block)")
+    parser.add_argument("--session-hooks", action=argparse.BooleanOptionalAction, default=True,
+                        help="SessionStart briefing and UserPromptSubmit state-change line "
+                             "(default: on)")
+    parser.add_argument("--statusline", action="store_true",
+                        help="register the governance status line (keeps one you already have)")
+    parser.add_argument("--replace-statusline", action="store_true",
+                        help="register the status line even over an existing one")
+    parser.add_argument("--slash-commands", action="store_true",
+                        help="write /cycle and /governance-state into .claude/commands/")
+    parser.add_argument("--mcp", action="store_true",
+                        help="register the decision-intelligence MCP server in .mcp.json")
     parser.add_argument("--python", help="interpreter for the hook command (default: this one)")
     parser.add_argument("--dry-run", action="store_true", help="print the new settings only")
+
+
+def _warm_caches(project: str) -> None:
+    """Validate and compile the configuration now, so the first tool call is as fast as the rest
+    and a broken config shows up here rather than in the middle of a session."""
+    from governance import guardrails, matrix
+    from governance.errors import GovernanceError
+
+    for name, load in (("activity matrix", matrix.load), ("guardrails", guardrails.load_compiled)):
+        try:
+            load(project)
+        except GovernanceError as exc:
+            print(f"WARNING: the {name} is invalid, so every tool call will report it until it is "
+                  f"fixed: {exc.render()}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,11 +72,20 @@ def run(args: argparse.Namespace) -> int:
             raise InstallError(f"the hook script {script_path} is missing",
                                fix="reinstall claude-governance (pip install .)")
         entries[event] = [settings.handler(script, python, args.fail_closed)]
+    from governance import session_install
+
+    notes: list[str] = []
+    if args.session_hooks:
+        entries.update(session_install.session_hook_entries(python))
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
-    settings.remove_ours(data, list(entries))
+    settings.remove_ours(data, list(entries) + (
+        [] if args.session_hooks else list(session_install.SESSION_EVENTS)))
     settings.add_ours(data, entries)
+    if args.statusline or args.replace_statusline:
+        notes.append(session_install.merge_statusline(
+            data, session_install.statusline_entry(python), replace=args.replace_statusline)[1])
     if args.dry_run:
         print(json.dumps(data, indent=2))
         return 0
@@ -68,6 +102,16 @@ def run(args: argparse.Namespace) -> int:
             fh.write(GITIGNORE)
     for event, handlers in entries.items():
         print(f"  {event}: {handlers[0]['command']}")
+    if args.slash_commands:
+        for written in session_install.write_slash_commands(project, python):
+            notes.append(f"Wrote the slash command {written}")
+    if args.mcp:
+        from governance.mcp_install import install_mcp
+
+        notes.append(f"Registered the MCP server in {install_mcp(project, python)}")
+    for note in notes:
+        print(note)
+    _warm_caches(project)
     mode = "fail-closed (deny on governance failure)" if args.fail_closed else \
         "fail-open (a governance failure lets the call through and says so)"
     print(f"Mode: {mode}. Check it with: governance doctor --project {project}")

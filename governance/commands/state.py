@@ -32,7 +32,7 @@ def _record(project: str, old: str, new: Any, matrix: dict[str, Any]) -> None:
     ledger.append(governance_dir(project), {
         "event": "StateChange", "from": old, "to": new.label, **new.as_record(),
         "actor": os.environ.get("USER", ""), "config_hash": matrix["config_hash"],
-    })
+    }, max_bytes=matrix["settings"]["ledger_max_bytes"])
 
 
 def run(args: argparse.Namespace) -> int:

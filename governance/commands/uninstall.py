@@ -11,17 +11,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     from governance import settings
+    from governance.mcp_install import uninstall_mcp
     from governance.project import project_from_cli
+    from governance.session_install import COMMANDS_DIR, remove_statusline, slash_commands
 
     project = project_from_cli(args.project or args.project_dir)
     path = settings.settings_path(project)
     data = settings.load(path)
     removed = settings.remove_ours(data)
-    if not removed:
-        print(f"No governance hooks in {path}; nothing changed.")
-        return 0
-    backup = settings.save(path, data)
-    print(f"Removed {removed} governance hook(s) from {path} (backup: {backup}). "
-          "State and ledger in .claude/governance/ are kept.")
+    status = remove_statusline(data)
+    if removed or status:
+        backup = settings.save(path, data)
+        print(f"Removed {removed} governance hook(s)" + (" and the status line" if status else "")
+              + f" from {path} (backup: {backup}).")
+    else:
+        print(f"No governance hooks in {path}.")
+    for name in slash_commands(None):
+        command = os.path.join(project, COMMANDS_DIR, name)
+        try:
+            with open(command, encoding="utf-8") as fh:
+                content = fh.read()
+        except OSError:
+            continue
+        ours = "governance" in content and (" state set" in content or " state show" in content)
+        if ours:
+            os.unlink(command)
+            print(f"Removed the slash command {command}")
+    if uninstall_mcp(project):
+        print(f"Removed the MCP server from {os.path.join(project, '.mcp.json')}")
+    print("State and ledger in .claude/governance/ are kept.")
     return 0

@@ -14,7 +14,8 @@ from tests.helpers import hook_command, install, recorded, run_command, set_stat
 
 # Modules that must never load in a hook process (each costs more than the whole decision).
 HEAVY = {"yaml", "pydantic", "filelock", "typing", "dataclasses", "pathlib", "argparse", "enum",
-         "logging", "subprocess", "governance.cli", "governance.compiler", "governance.schema"}
+         "logging", "subprocess", "json", "re", "hashlib", "governance.cli", "governance.compiler",
+         "governance.schema"}
 
 
 def answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
@@ -171,9 +172,49 @@ def test_hook_loads_no_heavy_module(project: Path, pre: str) -> None:
     set_state(project, "implementation-cycle/DO")
     for name in ("PreToolUse-Read.json", "PreToolUse-WebFetch.json"):
         argv = shlex.split(pre)
+        run_command(pre, json.dumps(recorded(name, project)))  # caches are built once, cold
         done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
                               input=json.dumps(recorded(name, project)).encode(),
                               capture_output=True, check=True)
         loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
                   if line.startswith("import time:")}
         assert not (loaded & HEAVY), sorted(loaded & HEAVY)
+
+
+GUARDRAIL = """version: 1
+guardrails:
+  - id: no-env-writes
+    name: No writes to .env files
+    severity: block
+    condition:
+      all:
+        - {field: primitive, "==": file-write}
+        - {field: paths, matches: '(^|/)\\.env$'}
+    message: Writing .env files is not allowed.
+    suggestion: Put the setting in config/settings.yaml instead.
+  - id: careful-edits-in-check
+    name: Careful edits in CHECK
+    severity: warn
+    scope: {states: [CHECK]}
+    condition: {field: tool, "==": Edit}
+    message: Edits in CHECK should be minimal.
+    suggestion: Prefer reporting the issue.
+"""
+
+
+def test_tool_call_guardrails_run_in_the_hook(project: Path, pre: str) -> None:
+    (project / ".claude" / "governance" / "guardrails.yaml").write_text(GUARDRAIL)
+    set_state(project, "implementation-cycle/DO")
+    payload = recorded("PreToolUse-Write.json", project)
+    payload["tool_input"]["file_path"] = str(project / ".env")
+    out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "Writing .env files is not allowed." in out["permissionDecisionReason"]
+    assert "Put the setting in config/settings.yaml instead." in out["permissionDecisionReason"]
+    assert "guardrails.no-env-writes" in out["permissionDecisionReason"]
+    ordinary = answer(run_command(pre, json.dumps(recorded("PreToolUse-Write.json", project))))
+    assert "permissionDecision" not in ordinary["hookSpecificOutput"]
+    set_state(project, "implementation-cycle/CHECK")
+    edit = answer(run_command(pre, json.dumps(recorded("PreToolUse-Edit.json", project))))
+    assert "permissionDecision" not in edit["hookSpecificOutput"]
+    assert "Edits in CHECK should be minimal." in edit["hookSpecificOutput"]["additionalContext"]

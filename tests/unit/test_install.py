@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from governance.commands import install as install_cmd
 from governance.commands import uninstall as uninstall_cmd
 from governance.errors import InstallError
 from tests.helpers import install
@@ -76,8 +75,7 @@ def test_invalid_settings_are_left_untouched(project: Path) -> None:
 
 def test_missing_project_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="no such project folder"):
-        install_cmd.run(argparse.Namespace(project=str(tmp_path / "nope"), project_dir=None,
-                                           fail_closed=False, python=None, dry_run=False))
+        install(tmp_path / "nope")
 
 
 def test_uninstall_removes_only_ours(project: Path) -> None:

@@ -1,0 +1,26 @@
+"""``governance stats``: counts per primitive, action and state, denials per session and hook
+duration percentiles, from the ledger."""
+
+from __future__ import annotations
+
+import argparse
+
+from governance.commands.log import add_filters, build_filter
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_filters(parser)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from governance.ledger_reader import stats
+    from governance.ledger_report import stats_text
+    from governance.project import governance_dir, project_from_cli
+
+    keep = build_filter(args)
+    summary = stats(governance_dir(project_from_cli(args.project)), keep)
+    print(json.dumps(summary, indent=2) if args.json else stats_text(summary))
+    return 0

@@ -1,0 +1,27 @@
+"""SessionStart hook: brief the model on the cycle state (startup, resume, clear, compact).
+
+Run as `<venv python> -I hooks/session_start.py` with the hook JSON on stdin. Never blocks.
+"""
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.isfile(os.path.join(_ROOT, "governance", "__init__.py")):  # run from a checkout
+    sys.path.insert(0, _ROOT)
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    try:
+        from governance.briefing import session_start
+    except Exception as exc:  # a broken installation must say so, never fail silently
+        import json
+
+        text = f"governance hook could not start ({type(exc).__name__}: {exc}); reinstall it."
+        print(json.dumps({"systemMessage": text}))
+        return 0
+    return session_start(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

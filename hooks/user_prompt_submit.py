@@ -1,0 +1,27 @@
+"""UserPromptSubmit hook: one line of context when the cycle state changed since the last prompt.
+
+Run as `<venv python> -I hooks/user_prompt_submit.py` with the hook JSON on stdin. Never blocks.
+"""
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.isfile(os.path.join(_ROOT, "governance", "__init__.py")):  # run from a checkout
+    sys.path.insert(0, _ROOT)
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    try:
+        from governance.briefing import user_prompt_submit
+    except Exception as exc:  # a broken installation must say so, never fail silently
+        import json
+
+        text = f"governance hook could not start ({type(exc).__name__}: {exc}); reinstall it."
+        print(json.dumps({"systemMessage": text}))
+        return 0
+    return user_prompt_submit(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

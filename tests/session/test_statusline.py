@@ -1,0 +1,99 @@
+"""``governance statusline``: the one line, the incremental denial count, the cheap imports."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from governance.statusline import count_denials, main
+
+
+def _line(data: dict[str, Any] | str) -> str:
+    out = io.StringIO()
+    raw = data if isinstance(data, str) else json.dumps(data)
+    assert main([], io.BytesIO(raw.encode()), out) == 0
+    text = out.getvalue()
+    assert text.endswith("\n") and text.count("\n") == 1
+    return text.strip()
+
+
+def _status(project: Path, session: str = "s1") -> dict[str, Any]:
+    return {"session_id": session, "cwd": str(project), "model": {"id": "m", "display_name": "M"},
+            "workspace": {"current_dir": str(project), "project_dir": str(project)}}
+
+
+def _append(project: Path, *records: dict[str, Any]) -> None:
+    path = project / ".claude" / "governance" / "ledger.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        for record in records:
+            fh.write(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def _deny(session: str) -> dict[str, Any]:
+    return {"event": "PreToolUse", "session": session, "decision": "deny", "tool": "WebFetch"}
+
+
+def test_line_shows_state_work_item_blocked_and_denials(
+    project: Path, set_state: Callable[..., None]
+) -> None:
+    set_state("implementation-cycle", "DO", "WORK-064")
+    _append(project, _deny("s1"), _deny("s1"), _deny("other"),
+            {"event": "PreToolUse", "session": "s1", "decision": "none", "tool": "Read"})
+    assert _line(_status(project)) == "◆ DO · WORK-064 · 2 blocked · 2 denials this session"
+
+
+def test_line_without_state_or_session(project: Path) -> None:
+    data = _status(project)
+    del data["session_id"]
+    assert _line(data) == "◇ EXPLORE (no state set) · 0 blocked"
+
+
+def test_singular_denial(project: Path, set_state: Callable[..., None]) -> None:
+    set_state("implementation-cycle", "DO")
+    _append(project, _deny("s1"))
+    assert _line(_status(project)).endswith("· 1 denial this session")
+
+
+def test_denials_are_counted_incrementally(project: Path) -> None:
+    _append(project, _deny("s1"))
+    assert count_denials(str(project), "s1") == 1
+    cache = project / ".claude" / "governance" / "sessions" / "s1.status"
+    saved = json.loads(cache.read_text())
+    ledger = project / ".claude" / "governance" / "ledger.jsonl"
+    assert saved == {"offset": ledger.stat().st_size, "denials": 1}
+    _append(project, _deny("s1"), _deny("s2"))
+    assert count_denials(str(project), "s1") == 2
+    # A half-written last line is left for the next call.
+    with ledger.open("a") as fh:
+        fh.write('{"decision":"deny","event":"PreToolUse","session":"s1"')
+    assert count_denials(str(project), "s1") == 2
+    with ledger.open("a") as fh:
+        fh.write(',"tool":"Bash"}\n')
+    assert count_denials(str(project), "s1") == 3
+
+
+def test_a_replaced_ledger_is_counted_again(project: Path) -> None:
+    _append(project, _deny("s1"), _deny("s1"), _deny("s1"))
+    assert count_denials(str(project), "s1") == 3
+    (project / ".claude" / "governance" / "ledger.jsonl").unlink()
+    _append(project, _deny("s1"))
+    assert count_denials(str(project), "s1") == 1
+
+
+def test_broken_matrix_gives_a_short_line(project: Path) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True)
+    override.write_text("rules: [broken\n")
+    line = _line(_status(project))
+    assert line.startswith("◇ governance: ") and line.endswith("(run `governance doctor`)")
+
+
+def test_garbage_input_still_prints_a_line(project: Path, monkeypatch: Any) -> None:
+    assert _line("not json").startswith("◇ governance: ")
+    # No cwd in the input: the project comes from CLAUDE_PROJECT_DIR, never the process's cwd.
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    assert _line("[1, 2]") == "◇ EXPLORE (no state set) · 0 blocked"
