@@ -39,9 +39,15 @@ lint: setup
 ci: setup lint
     {{py}} -m pytest
 
-# the hook's cost against a bare interpreter (exits 1 when a target is missed)
+# hook cost against a bare interpreter (exits 1 when a target is missed), then ledger and decisions
 bench: setup
-    {{py}} -m governance.bench
+    #!/usr/bin/env bash
+    set -uo pipefail
+    status=0
+    {{py}} -m governance.bench || status=$?
+    {{py}} -m governance.bench_ledger || status=$?
+    {{py}} -m governance.bench_decisions || status=$?
+    exit $status
 
 # register the hooks in a project's .claude/settings.json
 install dir=project *flags="":
@@ -74,6 +80,10 @@ next:
 # the state and what is allowed, warned and blocked in it
 state:
     @{{gov}} state show --project {{project}}
+
+# how a Bash command is analysed and decided, e.g. just explain 'git add . && git push --force'
+explain command:
+    {{gov}} explain-command --project {{project}} {{quote(command)}}
 
 # decide a tool call as the hook would, e.g. just check WebFetch '{"url": "https://x"}'
 check tool input="{}":
