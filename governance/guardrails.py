@@ -16,7 +16,6 @@ import marshal
 import os
 import time
 
-from governance.condition import evaluate
 from governance.project import GOVERNANCE_SUBDIR
 
 TYPE_CHECKING = False
@@ -116,6 +115,8 @@ def _verdict(rule: dict[str, Any]) -> dict[str, Any]:
 def evaluate_rules(rules: list[dict[str, Any]], subject: dict[str, Any]
                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(violated guardrails, passed guardrails) among those in scope for one subject."""
+    from governance.condition import evaluate  # only when there is a rule to evaluate
+
     violated: list[dict[str, Any]] = []
     passed: list[dict[str, Any]] = []
     for rule in rules:

@@ -62,23 +62,71 @@ def cache_path(project_dir: str, config_hash: str) -> str:
                         f"matrix-f{FORMAT}-{config_hash[:32]}.marshal")
 
 
-def load(project_dir: str) -> dict[str, Any]:
-    """The compiled matrix for a project; raises ConfigError when it is invalid."""
-    default, override, config_hash = read_sources(project_dir)
-    path = cache_path(project_dir, config_hash)
+def _signature(project_dir: str) -> tuple[tuple[object, ...], ...] | None:
+    """What identifies the sources' bytes without reading them: path, size, mtime, ctime, inode
+    (any write changes the ctime). None when a source cannot even be stat'ed."""
+    signature: list[tuple[object, ...]] = []
+    for path in (default_matrix_path(), override_matrix_path(project_dir)):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            signature.append((path,))
+            continue
+        except OSError:
+            return None
+        signature.append((path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return tuple(signature)
+
+
+def _signature_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), CACHE_DIR, f"sources-f{FORMAT}.marshal")
+
+
+def _known_hash(project_dir: str, signature: object) -> str | None:
+    try:
+        with open(_signature_path(project_dir), "rb") as fh:
+            known = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if isinstance(known, dict) and known.get("signature") == signature:
+        return str(known["hash"])
+    return None
+
+
+def _read_cache(path: str) -> dict[str, Any] | None:
     try:
         with open(path, "rb") as fh:
             cached = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
-        cached = None
+        return None
     if not isinstance(cached, dict):
-        cached = rebuild(project_dir, default, override, config_hash, path)
+        return None
+    for table in LAZY_CORE:
+        if isinstance(cached.get(table), dict):
+            cached[table] = LazyTable(cached[table])
+    return cached
+
+
+def load(project_dir: str) -> dict[str, Any]:
+    """The compiled matrix for a project; raises ConfigError when it is invalid.
+
+    Fast path: stat the sources, and when they are as last seen, open the cache named by the
+    content hash remembered for them. Otherwise read and hash the sources (and remember them)."""
+    signature = _signature(project_dir)
+    known = _known_hash(project_dir, signature) if signature else None
+    cached = _read_cache(cache_path(project_dir, known)) if known else None
+    if cached is None:
+        default, override, config_hash = read_sources(project_dir)
+        path = cache_path(project_dir, config_hash)
+        cached = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
+        if signature:
+            _dump_quietly(_signature_path(project_dir),
+                          {"signature": signature, "hash": config_hash})
     error = cached.get("error")
     if error:
         raise ConfigError(error, file=cached.get("file"), key=cached.get("key"),
                           fix="run `governance validate` to see every problem")
-    compiled: dict[str, Any] = cached
-    return compiled
+    return cached
 
 
 def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, bytes] | None,
@@ -99,6 +147,37 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
     return result
 
 
+# Tables of the shell patterns whose entries stay marshalled until a command needs one: a Bash
+# call looks up a handful of names, and unmarshalling every entry costs more than its analysis.
+LAZY_TABLES = ("commands", "wrappers")
+# The same for the matrix itself: a call needs the current state's table and one primitive's row.
+LAZY_CORE = ("decide", "summary", "allowed_in")
+
+
+class LazyTable(dict):  # type: ignore[type-arg]
+    """A table whose values are marshalled bytes, decoded on first use."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if type(value) is bytes:
+            value = marshal.loads(value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get would recurse)
+
+    def values(self) -> Any:
+        return [self[key] for key in self]
+
+    def items(self) -> Any:
+        return [(key, self[key]) for key in self]
+
+
+def _marshalled(table: dict[str, Any]) -> dict[str, bytes]:
+    return {key: marshal.dumps(value) for key, value in table.items()}
+
+
 def shell_cache_path(path: str) -> str:
     folder, name = os.path.split(path)
     return os.path.join(folder, "shell-" + name[len("matrix-"):])
@@ -117,7 +196,12 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
         default, override, config_hash = read_sources(project_dir)
         loaded = rebuild(project_dir, default, override, config_hash,
                          cache_path(project_dir, config_hash)).get("shell")
-    return loaded if isinstance(loaded, dict) else None
+    if not isinstance(loaded, dict):
+        return None
+    for table in LAZY_TABLES:
+        if isinstance(loaded.get(table), dict):
+            loaded[table] = LazyTable(loaded[table])
+    return loaded
 
 
 def _dump(path: str, value: Any) -> None:
@@ -134,6 +218,13 @@ def _dump(path: str, value: Any) -> None:
         raise
 
 
+def _dump_quietly(path: str, value: Any) -> None:
+    try:
+        _dump(path, value)
+    except OSError:
+        pass
+
+
 def write_cache(path: str, value: dict[str, Any]) -> None:
     """Store a compiled matrix atomically (shell patterns apart); a read-only project simply keeps
     no cache."""
@@ -142,12 +233,17 @@ def write_cache(path: str, value: dict[str, Any]) -> None:
         os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         for name in os.listdir(folder):
-            if name.endswith(".marshal") and os.path.join(folder, name) != path:
+            if name.startswith(("matrix-", "shell-")) and os.path.join(folder, name) != path:
                 os.unlink(os.path.join(folder, name))
         core = value
-        if isinstance(value.get("shell"), dict):
-            _dump(shell_cache_path(path), value["shell"])
+        shell = value.get("shell")
+        if isinstance(shell, dict):
+            stored = {k: (_marshalled(v) if k in LAZY_TABLES and isinstance(v, dict) else v)
+                      for k, v in shell.items()}
+            _dump(shell_cache_path(path), stored)
             core = {**value, "shell": True}
+        core = {k: (_marshalled(v) if k in LAZY_CORE and isinstance(v, dict) else v)
+                for k, v in core.items()}
         _dump(path, core)
     except OSError:
         pass

@@ -23,7 +23,10 @@ MARK = "[REDACTED:{}]"
 
 # Fields that hold digests, ids or chain links: never secrets, never rewritten.
 SKIP_KEYS = frozenset({"hash", "prev", "seq", "ts", "v", "input_sha256", "response_sha256",
-                       "config_hash", "session", "tool_use_id", "duration_ms", "tool_duration_ms"})
+                       "config_hash", "session", "tool_use_id", "duration_ms", "tool_duration_ms",
+                       # the product's own vocabulary: names from the matrix, never user data
+                       "event", "primitive", "primitives", "action", "decision", "map_rule",
+                       "state", "state_source", "permission_mode"})
 
 # The secret-word part of an assignment's key: the key must end with it.
 _KEY_WORDS = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
@@ -77,6 +80,20 @@ _RULES: list[tuple[tuple[str, ...], str, str]] = [
 _compiled: dict[int, re.Pattern[str]] = {}
 _SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "cred", "session", "cookie")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
+
+
+def _at_word_start(lower: str, trigger: str) -> bool:
+    """Whether ``trigger`` occurs where a token can start (the patterns anchor on ``\\b``), so
+    that ``task-manage`` does not look like an ``sk-`` key. Triggers not starting with a letter
+    match anywhere."""
+    if not trigger[0].isalpha():
+        return True
+    at = lower.find(trigger)
+    while at >= 0:
+        if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] == "_"):
+            return True
+        at = lower.find(trigger, at + 1)
+    return False
 
 
 def _assignment_screen(lower: str) -> bool:
@@ -151,7 +168,7 @@ def redact(text: str) -> str:
     lower = text.lower()
     for index, (triggers, _source, kind) in enumerate(_RULES):
         for trigger in triggers:
-            if trigger in lower:
+            if trigger in lower and _at_word_start(lower, trigger):
                 break
             if trigger == "://@" and "@" in lower[lower.find("://") + 3:] and "://" in lower:
                 break

@@ -113,7 +113,7 @@ def test_broken_override_is_never_replaced_by_defaults(project: Path) -> None:
     assert "rules.web-fetch.DO.action" in first.value.render()
     assert str(override) in first.value.render()
     # the error is cached, so the next call answers the same without recompiling
-    cache = [n for n in os.listdir(override.parent / ".cache") if n.endswith(".marshal")]
+    cache = [n for n in os.listdir(override.parent / ".cache") if n.startswith("matrix-")]
     assert len(cache) == 1
     with pytest.raises(ConfigError):
         matrix.load(str(project))
@@ -131,3 +131,14 @@ def test_cache_is_rebuilt_when_the_source_changes(project: Path) -> None:
     assert second["decide"]["DO"]["web-fetch"][0] == "allow"
     override.unlink()
     assert matrix.load(str(project))["config_hash"] == first["config_hash"]
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_seen(project: Path) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True, exist_ok=True)
+    override.write_text("extends: default\nrules:\n  web-fetch:\n    DO: {action: allow}\n")
+    assert matrix.load(str(project))["decide"]["DO"]["web-fetch"][0] == "allow"
+    stat = override.stat()
+    override.write_text("extends: default\nrules:\n  web-fetch:\n    DO: {action: block}\n")
+    os.utime(override, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
+    assert matrix.load(str(project))["decide"]["DO"]["web-fetch"][0] == "block"
