@@ -136,15 +136,22 @@ def read_head(gov_dir: str) -> dict[str, Any] | None:
     return None
 
 
+HEAD_WIDTH = 256
+
+
 def _write_head(gov_dir: str, head: dict[str, Any]) -> None:
-    path = os.path.join(gov_dir, HEAD)
-    tmp = path + ".tmp"  # only the lock holder writes it
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Rewrite the head in place: one ``pwrite`` of a fixed-width, space-padded record (a rename
+    costs more than the rest of an append). Only the lock holder writes it; a head torn by a
+    crash is unreadable or names the wrong size, and the next append rebuilds it from the ledger."""
+    data = canonical(head)
+    data += b" " * (HEAD_WIDTH - len(data))
+    fd = os.open(os.path.join(gov_dir, HEAD), os.O_WRONLY | os.O_CREAT, 0o600)
     try:
-        os.write(fd, canonical(head))
+        os.pwrite(fd, data, 0)
+        if len(data) > HEAD_WIDTH:  # never with today's fields; keep the file exactly one record
+            os.ftruncate(fd, len(data))
     finally:
         os.close(fd)
-    os.replace(tmp, path)
 
 
 def last_record(fd: int, size: int) -> tuple[dict[str, Any] | None, int]:
