@@ -118,3 +118,50 @@ def test_pre_and_post_of_one_call_are_linked(project: Path) -> None:
     pre_rec, post_rec = ledger_lines(project)[-2:]
     assert pre_rec["tool_use_id"] == post_rec["tool_use_id"] == post["tool_use_id"]
     assert post_rec["prev"] == pre_rec["hash"]
+
+
+def _override(project: Path, text: str) -> None:
+    path = project / ".claude" / "governance" / "activity_matrix.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_grant_on_allow_emits_allow(project: Path) -> None:
+    _override(project, "extends: default\nsettings:\n  grant_on_allow: true\n")
+    set_state(project, "implementation-cycle/DO/WORK-064")
+    code, stdout = run_pre(recorded("PreToolUse-Read.json", project))
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    assert (code, json.loads(stdout)) == (0, {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "permissionDecisionReason": f"Allowed in DO by rules.file-read._all_states in {_default()}",
+        "additionalContext": DO_LINE,
+    }})
+    assert override.exists()
+
+
+def test_ask_and_redirect(project: Path) -> None:
+    _override(project, "extends: default\nrules:\n  web-search:\n    DO: {action: redirect, "
+                       "redirect_to: the research-notes agent, message: No live search in DO.}\n"
+                       "  web-fetch:\n    DO: {action: ask, message: Fetching needs a human.}\n")
+    set_state(project, "implementation-cycle/DO/WORK-064")
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    line = DO_LINE.replace("web-fetch, ", "")
+    _, stdout = run_pre(recorded("PreToolUse-WebFetch.json", project))
+    assert json.loads(stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "ask",
+        "permissionDecisionReason": "Governance [DO]: WebFetch (web-fetch): Fetching needs a human. "
+                                    f"(rule: rules.web-fetch.DO in {override})",
+        "additionalContext": f"{line}\nWebFetch (web-fetch) needs the user's confirmation: "
+                             "Fetching needs a human.",
+    }}
+    _, stdout = run_pre(recorded("PreToolUse-WebSearch.json", project))
+    assert json.loads(stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": "[STATE: DO] WebSearch (web-search) is blocked: No live search "
+                                    "in DO. Use the research-notes agent instead. "
+                                    "(rule: rules.web-search.DO)",
+        "additionalContext": f"{line}\nDenied WebSearch (web-search): No live search in DO.",
+    }}
