@@ -89,7 +89,7 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     try:
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
         temp = f"{cache_path}.{os.getpid()}.tmp"
-        with open(temp, "wb") as handle:
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
             handle.write(marshal.dumps(compiled))
         os.replace(temp, cache_path)
     except OSError:

@@ -14,6 +14,7 @@ import sys
 import time
 
 from governance import jsoncodec, ledger, output, payload
+from governance import matrix as matrix_module
 from governance.errors import GovernanceError
 from governance.project import default_matrix_path, find_project, governance_dir, override_matrix_path
 
@@ -99,11 +100,10 @@ def _emit(answer: dict[str, Any] | None, out: TextIO) -> None:
 
 
 def _layer(run: Run, data: dict[str, Any]) -> GovernanceLayer:
-    from governance import matrix
     from governance.layer import GovernanceLayer
 
     run.project = find_project(data.get("cwd"))
-    run.matrix = matrix.load(run.project)
+    run.matrix = matrix_module.load(run.project)
     return GovernanceLayer(run.project, run.matrix)
 
 
@@ -175,7 +175,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         state = decision.state.state
         settings = layer.matrix["settings"]
         answer = output.pre_tool_use(decision, layer.blocked_primitives(state),
-                                     layer.matrix["allowed_in"].get(decision.primitive, []),
+                                     matrix_module.allowed_states(layer.matrix, decision.primitive)
+                                     if decision.denies else [],
                                      grant_on_allow=bool(settings["grant_on_allow"]))
         record = _base_record(data, run)
         record.update(decision.as_record())

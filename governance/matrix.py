@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CACHE_DIR = ".cache"
-FORMAT = 3  # bump when the compiled form changes
+FORMAT = 6  # bump when the compiled form changes
 
 
 def _read(path: str) -> bytes | None:
@@ -101,9 +101,11 @@ def _read_cache(path: str) -> dict[str, Any] | None:
         return None
     if not isinstance(cached, dict):
         return None
-    for table in LAZY_CORE:
-        if isinstance(cached.get(table), dict):
+    if "rule_files" in cached:
+        for table in LAZY_CORE:
             cached[table] = LazyTable(cached[table])
+        cached["decide"] = DecideTable(cached["decide"])
+        cached["decide"].files = cached["rule_files"]
     return cached
 
 
@@ -150,17 +152,22 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
 # Tables of the shell patterns whose entries stay marshalled until a command needs one: a Bash
 # call looks up a handful of names, and unmarshalling every entry costs more than its analysis.
 LAZY_TABLES = ("commands", "wrappers")
-# The same for the matrix itself: a call needs the current state's table and one primitive's row.
-LAZY_CORE = ("decide", "summary", "allowed_in")
+# The same for the matrix itself: a call needs one state's summary, one rule of that state's table
+# and one tool's mapping. ``decide`` is lazy twice (by state, then by primitive, with the rule's
+# file stored as an index into ``rule_files``); ``allowed_in`` is only read when a call is denied.
+LAZY_CORE = ("summary", "tools_exact")
 
 
 class LazyTable(dict):  # type: ignore[type-arg]
     """A table whose values are marshalled bytes, decoded on first use."""
 
+    def _decode(self, value: bytes) -> Any:
+        return marshal.loads(value)
+
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if type(value) is bytes:
-            value = marshal.loads(value)
+            value = self._decode(value)
             dict.__setitem__(self, key, value)
         return value
 
@@ -174,8 +181,48 @@ class LazyTable(dict):  # type: ignore[type-arg]
         return [(key, self[key]) for key in self]
 
 
+class RuleTable(LazyTable):
+    """One state's rules: primitive -> (action, message, redirect_to, file, key)."""
+
+    files: list[str]
+
+    def _decode(self, value: bytes) -> Any:
+        action, message, redirect_to, file_index, key = marshal.loads(value)
+        return (action, message, redirect_to, self.files[file_index], key)
+
+
+class DecideTable(LazyTable):
+    """State -> RuleTable."""
+
+    files: list[str]
+
+    def _decode(self, value: bytes) -> Any:
+        table = RuleTable(marshal.loads(value))
+        table.files = self.files
+        return table
+
+
 def _marshalled(table: dict[str, Any]) -> dict[str, bytes]:
     return {key: marshal.dumps(value) for key, value in table.items()}
+
+
+def _store_core(value: dict[str, Any]) -> dict[str, Any]:
+    files = list(dict.fromkeys([*value["files"], value["default_file"]]))
+    decide = {state: marshal.dumps({prim: marshal.dumps((*entry[:3], files.index(entry[3]),
+                                                         entry[4]))
+                                    for prim, entry in table.items()})
+              for state, table in value["decide"].items()}
+    core = {k: (_marshalled(v) if k in LAZY_CORE else v) for k, v in value.items()}
+    core.update(decide=decide, rule_files=files, allowed_in=marshal.dumps(value["allowed_in"]))
+    return core
+
+
+def allowed_states(compiled: dict[str, Any], primitive: str) -> list[str]:
+    """The states in which ``primitive`` is not blocked (for a denial's "instead")."""
+    table = compiled["allowed_in"]
+    if type(table) is bytes:
+        table = compiled["allowed_in"] = marshal.loads(table)
+    return list(table.get(primitive, []))
 
 
 def shell_cache_path(path: str) -> str:
@@ -242,8 +289,6 @@ def write_cache(path: str, value: dict[str, Any]) -> None:
                       for k, v in shell.items()}
             _dump(shell_cache_path(path), stored)
             core = {**value, "shell": True}
-        core = {k: (_marshalled(v) if k in LAZY_CORE and isinstance(v, dict) else v)
-                for k, v in core.items()}
-        _dump(path, core)
+        _dump(path, _store_core(core) if "decide" in core else core)
     except OSError:
         pass

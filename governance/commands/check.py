@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from governance import matrix as matrix_module
     from governance import output
     from governance.layer import GovernanceLayer
     from governance.project import project_from_cli
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     decision.tool = tool
     state = decision.state.state
     answer = output.pre_tool_use(decision, layer.blocked_primitives(state),
-                                 layer.matrix["allowed_in"].get(decision.primitive, []),
+                                 matrix_module.allowed_states(layer.matrix, decision.primitive),
                                  bool(layer.matrix["settings"]["grant_on_allow"]))
     if args.json:
         print(json.dumps(answer, indent=2))

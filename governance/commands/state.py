@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         spec = args.spec
         if len(spec) == 1:
             cycle, phase, work = state_module.parse_spec(spec[0])
+            if not cycle and current.cycle and phase in matrix["cycles"].get(current.cycle, ()):
+                cycle, work = current.cycle, current.work_item  # `/cycle DO`: same cycle, next phase
         else:
             cycle, phase, work = [*spec, ""][:3]
             if len(spec) > 3:

@@ -42,6 +42,16 @@ def test_state_round_trip(project: Path) -> None:
     assert changes[1]["from"] == "implementation-cycle/DO/WORK-064"
 
 
+def test_a_bare_phase_stays_in_the_current_cycle(project: Path) -> None:
+    p = str(project)
+    gov("state", "set", "implementation-cycle/PLAN/WORK-7", "--project", p)
+    assert gov("state", "set", "DO", "--project", p).stdout.strip() == \
+        "implementation-cycle/DO/WORK-7 (state DO)"
+    gov("state", "set", "investigation-cycle/EXPLORE/W-8", "--project", p)
+    # DO is not a phase of investigation-cycle: it becomes the bare state
+    assert gov("state", "set", "DO", "--project", p).stdout.strip() == "DO (state DO)"
+
+
 def test_state_show_table(project: Path) -> None:
     gov("state", "set", "implementation-cycle/DO", "--project", str(project))
     out = gov("state", "show", "--project", str(project)).stdout
