@@ -83,6 +83,9 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
             return cached
     except (OSError, ValueError, EOFError, TypeError):
         pass
+    from governance.project import enable_site_packages
+
+    enable_site_packages()  # a hook runs with -S; compiling needs yaml and pydantic
     from governance.guardrail_schema import compile_sources
 
     compiled = compile_sources([(default_path, default_data), (override_path, override_data)], key)

@@ -84,3 +84,17 @@ def default_matrix_path() -> str:
 def ensure_dir(path: str) -> None:
     """Create ``path`` (mode 0700) and its parents if missing."""
     os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def enable_site_packages() -> None:
+    """Make the interpreter's site-packages importable in a hook started with ``-S``.
+
+    Only the cold path needs it (validating and compiling a changed config with yaml and pydantic).
+    """
+    import sys
+
+    if not sys.flags.no_site or any(p.endswith("site-packages") for p in sys.path):
+        return
+    import site
+
+    site.main()  # what -S skipped: the venv's pyvenv.cfg, its site-packages and .pth files

@@ -176,5 +176,5 @@ def check(project: str, data: dict[str, Any]) -> list[tuple[bool, str, str]]:
             lines.append((True, f"slash command /{name[:-3]} present", ""))
         else:
             lines.append((False, f"slash command /{name[:-3]} is missing",
-                          "governance install --session-hooks"))
+                          "governance install --slash-commands"))
     return lines

@@ -49,7 +49,9 @@ def interpreter() -> str:
 
 def hook_command(script: str, python: str | None = None, fail_closed: bool = False) -> str:
     path = os.path.join(hook_scripts_dir(), script)
-    parts = [python or interpreter(), "-I", path]
+    # -I: no user site, no PYTHON* variables; -S: no site-packages scan at start-up (the hot path
+    # needs none of it; the cold path that compiles a changed config enables it itself).
+    parts = [python or interpreter(), "-I", "-S", path]
     if fail_closed:
         parts += ["--on-error", "block"]
     return " ".join(shlex.quote(p) for p in parts)

@@ -1,14 +1,18 @@
 """PostToolUse and PostToolUseFailure hook: record the completed call in the ledger. Never blocks.
 
-Run as `<venv python> -I hooks/post_tool_use.py` with the hook JSON on stdin.
+Run as `<venv python> -I -S hooks/post_tool_use.py` with the hook JSON on stdin.
 """
 
 import os
 import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.isfile(os.path.join(_ROOT, "governance", "__init__.py")):  # run from a checkout
-    sys.path.insert(0, _ROOT)
+# The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
+# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
+_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _root in (_PARENT, os.path.dirname(_PARENT)):
+    if os.path.isfile(os.path.join(_root, "governance", "__init__.py")):
+        sys.path.insert(0, _root)
+        break
 
 
 def main(argv: "list[str] | None" = None) -> int:

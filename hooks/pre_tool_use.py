@@ -1,14 +1,18 @@
 """PreToolUse hook: decide the tool call in the current cycle state and tell the model.
 
-Run as `<venv python> -I hooks/pre_tool_use.py [--on-error block]` with the hook JSON on stdin.
+Run as `<venv python> -I -S hooks/pre_tool_use.py [--on-error block]` with the hook JSON on stdin.
 """
 
 import os
 import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.isfile(os.path.join(_ROOT, "governance", "__init__.py")):  # run from a checkout
-    sys.path.insert(0, _ROOT)
+# The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
+# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
+_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _root in (_PARENT, os.path.dirname(_PARENT)):
+    if os.path.isfile(os.path.join(_root, "governance", "__init__.py")):
+        sys.path.insert(0, _root)
+        break
 
 
 def main(argv: "list[str] | None" = None) -> int:

@@ -1,14 +1,18 @@
 """UserPromptSubmit hook: one line of context when the cycle state changed since the last prompt.
 
-Run as `<venv python> -I hooks/user_prompt_submit.py` with the hook JSON on stdin. Never blocks.
+Run as `<venv python> -I -S hooks/user_prompt_submit.py` with the hook JSON on stdin. Never blocks.
 """
 
 import os
 import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if os.path.isfile(os.path.join(_ROOT, "governance", "__init__.py")):  # run from a checkout
-    sys.path.insert(0, _ROOT)
+# The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
+# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
+_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _root in (_PARENT, os.path.dirname(_PARENT)):
+    if os.path.isfile(os.path.join(_root, "governance", "__init__.py")):
+        sys.path.insert(0, _root)
+        break
 
 
 def main(argv: "list[str] | None" = None) -> int:

@@ -88,7 +88,7 @@ def _registration(project: str, report: Report) -> None:
             report.bad(f"{event} hook registered {len(commands)} times in {path}",
                        f"run: governance install --project {project} (it de-duplicates)")
         argv = shlex.split(commands[0])
-        missing = [p for p in argv[:3] if p.startswith("/") and not os.path.exists(p)]
+        missing = [p for p in argv if p.startswith("/") and not os.path.exists(p)]
         if missing:
             report.bad(f"{event} hook points at missing files: {', '.join(missing)} (a missing "
                        "script exits 127, which silently disables the hook)",

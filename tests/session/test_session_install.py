@@ -49,8 +49,8 @@ def test_entries_merge_into_settings_and_are_removed_by_uninstall(tmp_path: Path
 def test_statusline_command_runs_the_hook_script_with_the_venv_python(tmp_path: Path) -> None:
     python = tmp_path / "bin" / "python"
     command = shlex.split(statusline_command(str(python)))
-    assert command[:2] == [str(python), "-I"]
-    assert command[2].endswith("statusline.py") and os.path.isfile(command[2])
+    assert command[:3] == [str(python), "-I", "-S"]
+    assert command[3].endswith("statusline.py") and os.path.isfile(command[3])
 
 
 def test_statusline_is_added_replaced_but_never_clobbered() -> None:

@@ -33,7 +33,8 @@ def pre(project: Path) -> str:
 
 def test_installed_command_is_absolute_and_runs_from_anywhere(project: Path, pre: str) -> None:
     argv = shlex.split(pre)
-    assert argv[0].startswith("/") and argv[1] == "-I" and argv[2].endswith("pre_tool_use.py")
+    assert argv[0].startswith("/") and argv[1:3] == ["-I", "-S"]
+    assert argv[3].endswith("pre_tool_use.py")
     for cwd in ("/", str(project), "/tmp"):
         out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project)),
                                  cwd=cwd))

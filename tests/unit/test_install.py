@@ -35,8 +35,8 @@ def test_fresh_install_registers_three_events_with_absolute_paths(project: Path)
         assert group["matcher"] == "*"
         (handler,) = group["hooks"]
         argv = shlex.split(handler["command"])
-        assert os.path.isabs(argv[0]) and os.access(argv[0], os.X_OK) and argv[1] == "-I"
-        assert os.path.isfile(argv[2]) and handler["timeout"] == 30
+        assert os.path.isabs(argv[0]) and os.access(argv[0], os.X_OK) and argv[1:3] == ["-I", "-S"]
+        assert os.path.isfile(argv[3]) and handler["timeout"] == 30
         assert "onFailure" not in handler
     assert (project / ".claude" / "governance" / ".gitignore").exists()
 
