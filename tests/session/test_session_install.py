@@ -94,7 +94,8 @@ def test_check_reports_each_piece(tmp_path: Path) -> None:
     lines = check(project, {})
     assert [ok for ok, _, _ in lines] == [False] * len(lines)
     fixes = {fix for _, _, fix in lines}
-    assert fixes == {"governance install --session-hooks", "governance install --statusline"}
+    assert fixes == {"governance install --session-hooks", "governance install --statusline",
+                     "governance install --slash-commands"}
 
     data: dict[str, object] = {}
     settings.add_ours(data, session_hook_entries(sys.executable))
