@@ -16,7 +16,7 @@ import marshal
 import os
 import time
 
-from governance.project import GOVERNANCE_SUBDIR
+from governance.project import GOVERNANCE_SUBDIR, packaged_config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,15 +34,7 @@ _MEMO: dict[str, dict[str, Any]] = {}
 
 
 def default_guardrails_path() -> str:
-    """``GOVERNANCE_DEFAULT_GUARDRAILS``, else the installed copy, else the checkout's config/."""
-    explicit = os.environ.get("GOVERNANCE_DEFAULT_GUARDRAILS")
-    if explicit:
-        return explicit
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "defaults", FILE_NAME)
-    if os.path.exists(installed):
-        return installed
-    return os.path.join(os.path.dirname(here), "config", FILE_NAME)
+    return packaged_config(FILE_NAME, "GOVERNANCE_DEFAULT_GUARDRAILS")
 
 
 def override_guardrails_path(project_dir: str) -> str:

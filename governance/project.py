@@ -68,17 +68,21 @@ def package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def default_matrix_path() -> str:
-    """The packaged default matrix: ``GOVERNANCE_DEFAULT_MATRIX``, else the installed copy
+def packaged_config(name: str, env_var: str) -> str:
+    """A packaged default config file: ``$env_var``, else the installed copy
     (``governance/defaults``), else the checkout's ``config/``."""
-    explicit = os.environ.get("GOVERNANCE_DEFAULT_MATRIX")
+    explicit = os.environ.get(env_var)
     if explicit:
         return explicit
     here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "defaults", MATRIX_NAME)
+    installed = os.path.join(here, "defaults", name)
     if os.path.exists(installed):
         return installed
-    return os.path.join(os.path.dirname(here), "config", MATRIX_NAME)
+    return os.path.join(os.path.dirname(here), "config", name)
+
+
+def default_matrix_path() -> str:
+    return packaged_config(MATRIX_NAME, "GOVERNANCE_DEFAULT_MATRIX")
 
 
 def ensure_dir(path: str) -> None:
