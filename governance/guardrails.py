@@ -75,9 +75,9 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
             return cached
     except (OSError, ValueError, EOFError, TypeError):
         pass
-    from governance.project import enable_site_packages
+    from governance.project import require_config_libraries
 
-    enable_site_packages()  # a hook runs with -S; compiling needs yaml and pydantic
+    require_config_libraries(override_path if override_data is not None else default_path)
     from governance.guardrail_schema import compile_sources
 
     compiled = compile_sources([(default_path, default_data), (override_path, override_data)], key)

@@ -16,9 +16,9 @@ import os
 from governance.errors import ConfigError
 from governance.project import (
     default_matrix_path,
-    enable_site_packages,
     governance_dir,
     override_matrix_path,
+    require_config_libraries,
 )
 
 try:
@@ -139,7 +139,7 @@ def load(project_dir: str) -> dict[str, Any]:
 def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, bytes] | None,
             config_hash: str, path: str) -> dict[str, Any]:
     """Validate and compile the sources, then store the result (or the error) in the cache."""
-    enable_site_packages()  # a hook runs with -S; compiling needs yaml and pydantic
+    require_config_libraries(default[0] if override is None else override[0])
     from governance.compiler import compile_matrix
 
     compiled, problems = compile_matrix(default, override, config_hash)

@@ -102,3 +102,22 @@ def enable_site_packages() -> None:
     import site
 
     site.main()  # what -S skipped: the venv's pyvenv.cfg, its site-packages and .pth files
+
+
+def require_config_libraries(what: str) -> None:
+    """Raise an actionable ConfigError when yaml or pydantic cannot be imported (e.g. a plugin's
+    hooks run by a ``python3`` that does not have claude-governance's dependencies)."""
+    import sys
+
+    enable_site_packages()
+    try:
+        import pydantic  # noqa: F401
+        import yaml  # noqa: F401
+    except ImportError as exc:
+        from governance.errors import ConfigError
+
+        raise ConfigError(
+            f"reading {what} needs PyYAML and pydantic, which {sys.executable} cannot import "
+            f"({exc})",
+            fix=f"run `{sys.executable} -m pip install pyyaml pydantic`, or install claude-governance "
+                "into a venv and register it with `governance install --project DIR`") from None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import hook_command, install, recorded, run_command, set_state
+from tests.helpers import REPO, hook_command, install, recorded, run_command, set_state
 
 # Modules that must never load in a hook process (each costs more than the whole decision).
 HEAVY = {"yaml", "pydantic", "filelock", "typing", "dataclasses", "pathlib", "argparse", "enum",
@@ -219,3 +220,17 @@ def test_tool_call_guardrails_run_in_the_hook(project: Path, pre: str) -> None:
     edit = answer(run_command(pre, json.dumps(recorded("PreToolUse-Edit.json", project))))
     assert "permissionDecision" not in edit["hookSpecificOutput"]
     assert "Edits in CHECK should be minimal." in edit["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_python_without_the_config_libraries_gets_an_actionable_message(
+        project: Path, tmp_path: Path) -> None:
+    """Plugin hooks run `python3` from PATH: without PyYAML and pydantic the first compile cannot
+    happen, and the user is told exactly what to install (the call is not silently allowed)."""
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    script = REPO / "hooks" / "pre_tool_use.py"
+    out = answer(run_command(f"{bare}/bin/python -I {script}",
+                             json.dumps(recorded("PreToolUse-Read.json", project))))
+    assert "NOT checked" in out["systemMessage"]
+    assert "needs PyYAML and pydantic" in out["systemMessage"]
+    assert "-m pip install pyyaml pydantic" in out["systemMessage"]
