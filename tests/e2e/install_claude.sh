@@ -4,12 +4,15 @@
 # Idempotent: when the pinned version is already installed in the cache directory,
 # nothing is downloaded. Prints the absolute path of the `claude` binary on success.
 #
-#   GOVERNANCE_E2E_CACHE  cache directory (default: ~/.cache/claude-governance-e2e)
+#   GOVERNANCE_E2E_CACHE  cache directory (default: .e2e-cache/ in this checkout, so nothing is
+#                         written to the home directory; npm's own cache goes there too)
 #   CLAUDE_CODE_VERSION   version to install (default: the pinned 2.1.330)
 set -euo pipefail
 
 version="${CLAUDE_CODE_VERSION:-2.1.330}"
-cache="${GOVERNANCE_E2E_CACHE:-${HOME}/.cache/claude-governance-e2e}"
+checkout="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cache="${GOVERNANCE_E2E_CACHE:-${checkout}/.e2e-cache}"
+export npm_config_cache="${cache}/npm"
 prefix="${cache}/claude-code-${version}"
 pkg_dir="${prefix}/node_modules/@anthropic-ai/claude-code"
 native="${prefix}/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
