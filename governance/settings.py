@@ -25,7 +25,7 @@ EVENTS: dict[str, str] = {
     "PostToolUseFailure": "post_tool_use.py",
 }
 OURS = re.compile(
-    r"(?:hooks|hookscripts)/(pre_tool_use|post_tool_use|session_start|user_prompt_submit|statusline)\.py\b")
+    r"(?:hooks|hookscripts)/(pre_tool_use|post_tool_use|session_start|user_prompt_submit)\.py\b")
 HOOK_TIMEOUT_S = 30
 
 
