@@ -24,7 +24,7 @@ setup:
 
 # set up, then show governed tool calls end to end in a temporary project
 demo: setup
-    {{py}} -m governance.demo
+    {{py}} -m governance.bench.demo
 
 # run the whole test suite
 test: setup
@@ -44,9 +44,9 @@ bench: setup
     #!/usr/bin/env bash
     set -uo pipefail
     status=0
-    {{py}} -m governance.bench || status=$?
-    {{py}} -m governance.bench_ledger || status=$?
-    {{py}} -m governance.bench_decisions || status=$?
+    {{py}} -m governance.bench.hooks || status=$?
+    {{py}} -m governance.bench.ledger || status=$?
+    {{py}} -m governance.bench.decisions || status=$?
     exit $status
 
 # register the hooks in a project's .claude/settings.json

@@ -15,7 +15,7 @@ RECORDED_PROJECT = "/home/dev/shop-api"
 
 def install(project: Path, fail_closed: bool = False, *extra: str) -> dict[str, Any]:
     """Run `governance install` in-process, through the real argument parser."""
-    from governance.cli import build_parser
+    from governance.commands.cli import build_parser
 
     argv = ["install", "--project", str(project), *(["--fail-closed"] if fail_closed else []), *extra]
     args = build_parser("install").parse_args(argv)
@@ -49,7 +49,7 @@ def recorded(name: str, project: Path) -> dict[str, Any]:
 
 
 def set_state(project: Path, spec: str) -> None:
-    from governance import matrix, state
+    from governance.policy import matrix, state
 
     compiled = matrix.load(str(project))
     cycle, phase, work = state.parse_spec(spec)

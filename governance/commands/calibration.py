@@ -22,8 +22,8 @@ def _line(label: str, figures: dict[str, object]) -> str:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.calibration import calibration_report
-    from governance.decisions import DecisionStore
+    from governance.decisions.calibration import calibration_report
+    from governance.decisions.store import DecisionStore
     from governance.project import project_from_cli
 
     store = DecisionStore.for_project(project_from_cli(args.project))

@@ -19,11 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance import matrix as matrix_module
-    from governance import output
-    from governance.layer import GovernanceLayer
+    from governance.hook import answer as hook_answer
+    from governance.policy import matrix as matrix_module
+    from governance.policy.layer import GovernanceLayer
+    from governance.policy.state import StateView
     from governance.project import project_from_cli
-    from governance.state import StateView
 
     if args.payload:
         if args.payload == "-":
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     decision = layer.decide(tool, tool_input, cwd)
     decision.tool = tool
     state = decision.state.state
-    answer = output.pre_tool_use(decision, layer.blocked_primitives(state),
+    answer = hook_answer.pre_tool_use(decision, layer.blocked_primitives(state),
                                  matrix_module.allowed_states(layer.matrix, decision.primitive),
                                  bool(layer.matrix["settings"]["grant_on_allow"]))
     if args.json:

@@ -54,20 +54,20 @@ def _print_decision(item: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance import decision_input
-    from governance.decisions import DecisionStore
-    from governance.guardrails import load_compiled
-    from governance.pre_action import current_state, ranking_mode
+    from governance.decisions import fields
+    from governance.decisions.guardrails import load_compiled
+    from governance.decisions.pre_action import current_state, ranking_mode
+    from governance.decisions.store import DecisionStore
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project)
     command = args.decisions_command
     if command == "record":
         settings = load_compiled(project)["settings"]
-        action = decision_input.action(decision_input.load_json(args.json),
+        action = fields.action(fields.load_json(args.json),
                                        require_tags=settings["require_tags"],
                                        require_pattern=settings["require_pattern"])
-        agent = decision_input.agent(args.agent or os.environ.get("GOVERNANCE_AGENT_ID",
+        agent = fields.agent(args.agent or os.environ.get("GOVERNANCE_AGENT_ID",
                                                                   "claude"))
     store = DecisionStore.for_project(project)
     try:
@@ -78,15 +78,15 @@ def run(args: argparse.Namespace) -> int:
         elif command == "show":
             result = store.get(args.decision_id)
             if result is None:
-                raise decision_input.DecisionInputError(
+                raise fields.DecisionInputError(
                     f"no decision with id {args.decision_id!r}.", key="ID",
                     fix="use an id from `governance decisions query`.")
         else:
             ranking = args.ranking or ranking_mode(load_compiled(project)["settings"])
             result = store.query(args.text, ranking=ranking, category=args.category, tags=args.tag,
                                  outcome=args.outcome, agent_id=args.agent,
-                                 since=decision_input.moment(args.since, "--since"),
-                                 until=decision_input.moment(args.until, "--until"),
+                                 since=fields.moment(args.since, "--since"),
+                                 until=fields.moment(args.until, "--until"),
                                  limit=max(1, args.limit))
     finally:
         store.close()

@@ -30,7 +30,7 @@ class Report:
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance import settings
+    from governance.install import settings
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project or args.project_dir)
@@ -45,8 +45,15 @@ def run(args: argparse.Namespace) -> int:
     commands = settings.our_commands(data or {})
     if commands.get("PreToolUse"):
         _live(project, commands["PreToolUse"][0], report)
+    from governance.install.mcp_entry import check as check_mcp
+
+    for ok, what, fix in check_mcp(project):
+        if ok:
+            report.ok(what)
+        else:
+            report.bad(what, fix)
     if data is not None:
-        from governance.session_install import check
+        from governance.install.session_entries import check
 
         for ok, what, fix in check(project, data):
             if ok:
@@ -58,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _settings_or_none(project: str) -> dict[str, object] | None:
-    from governance import settings
     from governance.errors import InstallError
+    from governance.install import settings
 
     try:
         return settings.load(settings.settings_path(project))
@@ -68,8 +75,8 @@ def _settings_or_none(project: str) -> dict[str, object] | None:
 
 
 def _registration(project: str, report: Report) -> None:
-    from governance import settings
     from governance.errors import InstallError
+    from governance.install import settings
 
     path = settings.settings_path(project)
     try:
@@ -101,8 +108,8 @@ def _registration(project: str, report: Report) -> None:
 
 
 def _matrix(project: str, report: Report) -> dict[str, object] | None:
-    from governance import matrix as matrix_module
     from governance.errors import GovernanceError
+    from governance.policy import matrix as matrix_module
 
     try:
         matrix = matrix_module.load(project)
@@ -114,7 +121,7 @@ def _matrix(project: str, report: Report) -> dict[str, object] | None:
 
 
 def _state(project: str, matrix: dict[str, object], report: Report) -> None:
-    from governance.state import read_state
+    from governance.policy.state import read_state
 
     view = read_state(project, matrix)
     if view.source == "fallback":

@@ -16,8 +16,8 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from governance.ledger_reader import explain
-    from governance.ledger_report import explain_text
+    from governance.ledger.reader import explain
+    from governance.ledger.report import explain_text
     from governance.project import governance_dir, project_from_cli
 
     found = explain(governance_dir(project_from_cli(args.project)), args.tool_use_id)

@@ -23,19 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from governance.errors import GovernanceError
-    from governance.shell import analyse_command
-    from governance.shell_parse import LimitError, ParseError, parse
+    from governance.shell.analysis import analyse_command
+    from governance.shell.parser import LimitError, ParseError, parse
 
     command: str = args.shell_command
     layer, problem = _layer(args)
     if layer is not None:
-        from governance.matrix import load_shell
+        from governance.policy.matrix import load_shell
 
         shell = load_shell(layer.project_dir, layer.matrix) or {}
         cwd = args.cwd or layer.project_dir
         acts, _ = layer.acts_for("Bash", {"command": command}, cwd)
     else:
-        from governance.shell_schema import load_default_shell
+        from governance.shell.schema import load_default_shell
 
         shell = load_default_shell()
         acts = analyse_command(command, shell, is_protected=_no_project_protection)
@@ -73,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
 def _layer(args: argparse.Namespace) -> tuple[Any, str]:
     """The project's GovernanceLayer, or None and why (acts are then shown without actions)."""
     from governance.errors import GovernanceError, PayloadError
-    from governance.layer import GovernanceLayer
+    from governance.policy.layer import GovernanceLayer
+    from governance.policy.state import StateView
     from governance.project import project_from_cli
-    from governance.state import StateView
 
     try:
         layer = GovernanceLayer(project_from_cli(args.project))

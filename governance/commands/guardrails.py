@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.decision_input import DecisionInputError, load_json
-    from governance.guardrails import check_guardrails, load_compiled
+    from governance.decisions.fields import DecisionInputError, load_json
+    from governance.decisions.guardrails import check_guardrails, load_compiled
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project)

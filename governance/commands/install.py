@@ -43,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _warm_caches(project: str) -> None:
     """Validate and compile the configuration now, so the first tool call is as fast as the rest
     and a broken config shows up here rather than in the middle of a session."""
-    from governance import guardrails, matrix
+    from governance.decisions import guardrails
     from governance.errors import GovernanceError
+    from governance.policy import matrix
 
     for name, load in (("activity matrix", matrix.load), ("guardrails", guardrails.load_compiled)):
         try:
@@ -55,7 +56,7 @@ def _warm_caches(project: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance import settings
+    from governance.install import settings
     from governance.project import governance_dir, project_from_cli
 
     project = project_from_cli(args.project or args.project_dir)
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             raise InstallError(f"the hook script {script_path} is missing",
                                fix="reinstall claude-governance (pip install .)")
         entries[event] = [settings.handler(script, python, args.fail_closed)]
-    from governance import session_install
+    from governance.install import session_entries as session_install
 
     notes: list[str] = []
     if args.session_hooks:
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         for written in session_install.write_slash_commands(project, python):
             notes.append(f"Wrote the slash command {written}")
     if args.mcp:
-        from governance.mcp_install import install_mcp
+        from governance.install.mcp_entry import install_mcp
 
         notes.append(f"Registered the MCP server in {install_mcp(project, python)}")
     for note in notes:

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.ledger_verify import verify
+    from governance.ledger.verifier import verify
     from governance.project import governance_dir, project_from_cli
 
     gov_dir = governance_dir(project_from_cli(args.project))

@@ -6,7 +6,7 @@ import argparse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from governance.ledger_reader import Filter
+    from governance.ledger.reader import Filter
 
 
 def add_filters(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_filter(args: argparse.Namespace) -> Filter:
     from governance.errors import GovernanceError
-    from governance.ledger_reader import Filter, parse_time
+    from governance.ledger.reader import Filter, parse_time
 
     try:
         since = parse_time(args.since) if args.since else None
@@ -46,8 +46,8 @@ def build_filter(args: argparse.Namespace) -> Filter:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.ledger_reader import query
-    from governance.ledger_report import log_table
+    from governance.ledger.reader import query
+    from governance.ledger.report import log_table
     from governance.project import governance_dir, project_from_cli
 
     gov_dir = governance_dir(project_from_cli(args.project))

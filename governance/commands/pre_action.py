@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.decision_input import DecisionInputError, load_json
-    from governance.pre_action import pre_action
+    from governance.decisions.fields import DecisionInputError, load_json
+    from governance.decisions.pre_action import pre_action
     from governance.project import project_from_cli
 
     request = load_json(args.json)

@@ -26,18 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _record(project: str, old: str, new: Any, matrix: dict[str, Any]) -> None:
-    from governance import ledger
+    from governance.ledger import chain
     from governance.project import governance_dir
 
-    ledger.append(governance_dir(project), {
+    chain.append(governance_dir(project), {
         "event": "StateChange", "from": old, "to": new.label, **new.as_record(),
         "actor": os.environ.get("USER", ""), "config_hash": matrix["config_hash"],
     }, max_bytes=matrix["settings"]["ledger_max_bytes"])
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance import matrix as matrix_module
-    from governance import state as state_module
+    from governance.policy import matrix as matrix_module
+    from governance.policy import state as state_module
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project)

@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.ledger_reader import stats
-    from governance.ledger_report import stats_text
+    from governance.ledger.reader import stats
+    from governance.ledger.report import stats_text
     from governance.project import governance_dir, project_from_cli
 
     keep = build_filter(args)

@@ -1,6 +1,6 @@
 """``governance statusline``: print the status line for Claude Code (status-line JSON on stdin).
 
-The work is in ``governance.statusline`` (standard library only), which the CLI can also call
+The work is in ``governance.session.statusline`` (standard library only), which the CLI can also call
 before building its parser, to keep this command as fast as a hook.
 """
 
@@ -15,6 +15,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance.statusline import main
+    from governance.session.statusline import main
 
     return main([])

@@ -13,10 +13,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import os
 
-    from governance import settings
-    from governance.mcp_install import uninstall_mcp
+    from governance.install import settings
+    from governance.install.mcp_entry import uninstall_mcp
+    from governance.install.session_entries import COMMANDS_DIR, remove_statusline, slash_commands
     from governance.project import project_from_cli
-    from governance.session_install import COMMANDS_DIR, remove_statusline, slash_commands
 
     project = project_from_cli(args.project or args.project_dir)
     path = settings.settings_path(project)

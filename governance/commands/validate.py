@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from governance import matrix as matrix_module
-    from governance.compiler import compile_matrix
     from governance.errors import ConfigError
+    from governance.policy import matrix as matrix_module
+    from governance.policy.compiler import compile_matrix
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project)

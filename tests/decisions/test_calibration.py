@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from governance.calibration import calibrate, calibration_report
+from governance.decisions.calibration import calibrate, calibration_report
 
 
 def test_overconfident_case() -> None:

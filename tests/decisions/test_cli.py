@@ -21,7 +21,7 @@ def governance(project: Path, *args: str, stdin: str | None = None
                ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(project.parent / "home"),
            "CLAUDE_PROJECT_DIR": str(project), "GOVERNANCE_AGENT_ID": "cli-agent"}
-    return subprocess.run([sys.executable, "-m", "governance.cli", *args, "--project",
+    return subprocess.run([sys.executable, "-m", "governance.commands.cli", *args, "--project",
                            str(project)], input=stdin, env=env, cwd=str(project),
                           capture_output=True, text=True, timeout=60)
 

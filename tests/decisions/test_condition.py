@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from governance.condition import ConditionSyntaxError, compile_condition, evaluate, fields_of
+from governance.decisions.condition import ConditionSyntaxError, compile_condition, evaluate, fields_of
 
 
 def holds(raw: dict[str, Any], subject: dict[str, Any]) -> bool:

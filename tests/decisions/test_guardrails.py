@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from governance.decisions.guardrails import check_guardrails, evaluate_tool_call, load_compiled
 from governance.errors import ConfigError
-from governance.guardrails import check_guardrails, evaluate_tool_call, load_compiled
 
 Writer = Callable[[Path, str], Path]
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,7 +176,7 @@ def _run(code: str, project: Path) -> str:
 PROBE = """
 import sys
 before = set(sys.modules)
-from governance.guardrails import evaluate_tool_call
+from governance.decisions.guardrails import evaluate_tool_call
 result = evaluate_tool_call({project!r}, {facts!r})
 loaded = sorted(set(sys.modules) - before)
 print(repr((result, loaded)))
@@ -193,15 +193,15 @@ def test_hot_path_loads_only_cheap_modules(project: Path, write_override: Writer
     result, loaded = eval(_run(code, project))
     assert [item["guardrailId"] for item in result] == (["no-env-writes"] if with_rules else [])
     heavy = {"yaml", "pydantic", "typing", "dataclasses", "pathlib", "logging", "subprocess",
-             "argparse", "hashlib", "sqlite3", "json", "governance.guardrail_schema"}
+             "argparse", "hashlib", "sqlite3", "json", "governance.decisions.guardrail_schema"}
     assert not heavy & set(loaded), loaded
     # ``re`` (which pulls in enum) loads only when a ``matches`` comparison actually runs.
     assert ("re" in loaded) is with_rules
     if not with_rules:
         assert "enum" not in loaded
     ours = {name for name in loaded if name.startswith("governance")}
-    assert ours <= {"governance", "governance.guardrails", "governance.condition",
-                    "governance.project"}
+    assert ours <= {"governance", "governance.decisions", "governance.decisions.guardrails",
+                    "governance.decisions.condition", "governance.project"}
 
 
 def test_hot_path_is_fast_without_tool_call_guardrails(project: Path) -> None:

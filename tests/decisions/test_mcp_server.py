@@ -31,7 +31,7 @@ async def _session(project: Path, home: Path) -> dict[str, Any]:
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(ROOT),
            "GOVERNANCE_AGENT_ID": "mcp-agent"}
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "governance.mcp_server", "--project", str(project)],
+                                   args=["-m", "governance.decisions.mcp_server", "--project", str(project)],
                                    env=env, cwd=str(project))
     seen: dict[str, Any] = {}
     async with Client(params) as client:

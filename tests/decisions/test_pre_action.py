@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from governance.decision_input import DecisionInputError
-from governance.decisions import DecisionStore
-from governance.pre_action import pre_action
+from governance.decisions.fields import DecisionInputError
+from governance.decisions.pre_action import pre_action
+from governance.decisions.store import DecisionStore
 
 
 def action(**overrides: Any) -> dict[str, Any]:
@@ -146,8 +146,8 @@ def test_quality_rule_is_configurable(project: Path,
 
 
 def test_records_the_cycle_state(project: Path) -> None:
-    matrix = pytest.importorskip("governance.matrix")
-    state = pytest.importorskip("governance.state")
+    matrix = pytest.importorskip("governance.policy.matrix")
+    state = pytest.importorskip("governance.policy.state")
     state.set_state(str(project), matrix.load(str(project)), "implementation-cycle", "DO",
                     "WORK-42")
     result = pre_action(str(project), "agent-1", action())
@@ -161,8 +161,8 @@ def test_records_the_cycle_state(project: Path) -> None:
 
 def test_state_guardrail_applies_to_decisions(
         project: Path, write_override: Callable[[Path, str], Path]) -> None:
-    matrix = pytest.importorskip("governance.matrix")
-    state = pytest.importorskip("governance.state")
+    matrix = pytest.importorskip("governance.policy.matrix")
+    state = pytest.importorskip("governance.policy.state")
     write_override(project, """guardrails:
   - id: no-architecture-while-doing
     name: No new architecture during DO

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from governance import decision_input, embedding
-from governance.decisions import DecisionStore
-from governance.ranking_eval import _metrics, compare
+from governance.bench.ranking import _metrics, compare
+from governance.decisions import embedding, fields
+from governance.decisions.store import DecisionStore
 
 
 def act(description: str, **extra: Any) -> dict[str, Any]:
-    return decision_input.action({"description": description, "category": "security",
+    return fields.action({"description": description, "category": "security",
                                   "stakes": "medium", "confidence": 0.7, "tags": ["t"],
                                   "pattern": "p", **extra})
 
@@ -76,7 +76,7 @@ def test_hybrid_beats_keyword_on_the_labelled_set() -> None:
 @needs_model
 def test_pre_action_in_hybrid_mode_embeds_new_decisions(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from governance.pre_action import pre_action
+    from governance.decisions.pre_action import pre_action
 
     monkeypatch.setenv("GOVERNANCE_RANKING", "hybrid")
     first = pre_action(str(project), "a", {

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from governance import decision_input
-from governance.decision_input import DecisionInputError
-from governance.decisions import DecisionStore
-from governance.search_text import query_terms
+from governance.decisions import fields
+from governance.decisions.fields import DecisionInputError
+from governance.decisions.search_text import query_terms
+from governance.decisions.store import DecisionStore
 
 
 def act(description: str, **overrides: Any) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def act(description: str, **overrides: Any) -> dict[str, Any]:
                            "stakes": "medium", "confidence": 0.7, "tags": ["general"],
                            "pattern": "default pattern"}
     raw.update(overrides)
-    return decision_input.action(raw)
+    return fields.action(raw)
 
 
 @pytest.fixture

@@ -105,7 +105,7 @@ def test_every_plugin_hook_script_exists(script: str) -> None:
 
 def test_plugin_commands_match_what_install_writes() -> None:
     """The plugin's commands/ are the project commands with `governance` from PATH."""
-    from governance.session_install import slash_commands
+    from governance.install.session_entries import slash_commands
 
     expected = slash_commands(governance="governance")
     found = {p.name: p.read_text() for p in (REPO / "commands").glob("*.md")}
@@ -115,7 +115,7 @@ def test_plugin_commands_match_what_install_writes() -> None:
 def test_plugin_hooks_govern_a_session(claude: ClaudeRunner, project: Path) -> None:
     """Loaded as a plugin (no project install), the same hooks decide and brief."""
     done = subprocess.run(
-        [sys.executable, "-m", "governance.cli", "state", "set", "implementation-cycle/DO/WORK-7",
+        [sys.executable, "-m", "governance.commands.cli", "state", "set", "implementation-cycle/DO/WORK-7",
          "--project", str(project)],
         cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
         timeout=60, check=False)

@@ -31,7 +31,7 @@ QUESTION = {"questions": [{
 def governance(*args: str) -> str:
     """Run our CLI from this checkout, as a user would from a terminal."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-m", "governance.cli", *args], cwd=REPO, env=env,
+    done = subprocess.run([sys.executable, "-m", "governance.commands.cli", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, f"governance {' '.join(args)}: {done.stdout}{done.stderr}"
     return done.stdout
@@ -164,7 +164,7 @@ def test_edit_of_the_hook_settings_is_denied(claude: ClaudeRunner, project: Path
 
 
 def _shell_analysis_landed() -> bool:
-    from governance.cli import COMMANDS
+    from governance.commands.cli import COMMANDS
 
     return "explain-command" in COMMANDS
 
@@ -283,8 +283,8 @@ def _with_session_hooks(project: Path) -> None:
     if "--session-hooks" in governance("install", "--help"):
         governance("install", "--project", str(project), "--session-hooks")
         return
-    from governance import settings as settings_module
-    from governance.session_install import session_hook_entries
+    from governance.install import settings as settings_module
+    from governance.install.session_entries import session_hook_entries
 
     path = settings_module.settings_path(str(project))
     data = settings_module.load(path)
@@ -296,7 +296,7 @@ def test_session_briefing_and_state_change_line(claude: ClaudeRunner, project: P
     governed(project, EXPLORE)
     _with_session_hooks(project)
     change = FollowUp("session scenario two",
-                      before=[sys.executable, "-m", "governance.cli", "state", "set", DO,
+                      before=[sys.executable, "-m", "governance.commands.cli", "state", "set", DO,
                               "--project", str(project)],
                       before_cwd=str(REPO), before_env={"PYTHONPATH": str(REPO)})
     same = FollowUp("session scenario three")

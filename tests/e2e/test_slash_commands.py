@@ -17,13 +17,13 @@ REPO = Path(__file__).resolve().parents[2]
 def _cli_shim(folder: Path) -> Path:
     """A `governance` executable that runs this checkout's CLI."""
     shim = folder / "governance"
-    shim.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m governance.cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m governance.commands.cli "$@"\n')
     shim.chmod(0o755)
     return shim
 
 
 def _install(project: Path, shim: Path) -> None:
-    from governance.session_install import slash_commands
+    from governance.install.session_entries import slash_commands
 
     done = subprocess.run([str(shim), "install", "--project", str(project)], capture_output=True,
                           text=True, timeout=60, check=False, env=dict(os.environ))

@@ -21,7 +21,7 @@ def _bin_with_cli(folder: Path) -> Path:
     folder.mkdir()
     (folder / "python").symlink_to(sys.executable)
     shim = folder / "governance"
-    shim.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m governance.cli "$@"\n')
+    shim.write_text(f'#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m governance.commands.cli "$@"\n')
     shim.chmod(0o755)
     return folder
 
@@ -29,7 +29,7 @@ def _bin_with_cli(folder: Path) -> Path:
 def test_status_line_shows_state_and_this_sessions_denials(
     claude: ClaudeRunner, project: Path, tmp_path: Path
 ) -> None:
-    from governance import settings
+    from governance.install import settings
 
     if shutil.which("tmux") is None:
         pytest.skip("e2e: the interactive session needs tmux (apt-get install tmux)")

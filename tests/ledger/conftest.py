@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from governance import ledger
+from governance.ledger import chain as ledger
 from tests.ledger.records import pre_record
 
 

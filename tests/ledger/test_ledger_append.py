@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from governance import ledger
-from governance.ledger_verify import verify
+from governance.ledger import chain as ledger
+from governance.ledger.verifier import verify
 from tests.ledger.records import pre_record
 
 

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from governance import cli, hook, ledger
-from governance.ledger_reader import parse_time
-from governance.ledger_verify import verify
+from governance.commands import cli
+from governance.hook import run as hook
+from governance.ledger import chain as ledger
+from governance.ledger.reader import parse_time
+from governance.ledger.verifier import verify
 from tests.helpers import PAYLOAD_DIR, REPO
 from tests.ledger.records import pre_record
 
@@ -121,10 +123,10 @@ def test_parse_time() -> None:
 
 def test_append_loads_no_heavy_module(tmp_path: Path) -> None:
     """An ordinary record (no secret) costs no ``re``/``json`` import; append and verify work."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from governance import ledger\n"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from governance.ledger import chain\n"
             "from governance.jsoncodec import loads\n"
             "rec = loads(sys.argv[3])\n"
-            "ledger.append(sys.argv[2], rec); ledger.append(sys.argv[2], rec)\n"
+            "chain.append(sys.argv[2], rec); chain.append(sys.argv[2], rec)\n"
             "print(' '.join(sorted(sys.modules)))")
     rec = pre_record(1, permission_mode="bypassPermissions", reason="tokenize the session keys, "
                      "then pass", acts=[{"primitive": "shell-execute", "segment": "pytest -q",

@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from governance import ledger
-from governance.ledger_verify import verify
+from governance.ledger import chain as ledger
+from governance.ledger.verifier import verify
 from tests.helpers import REPO
 
 PROCESSES = 50
@@ -20,7 +20,7 @@ ROUNDS = 20
 WORKER = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from governance import ledger
+from governance.ledger import chain as ledger
 gov, worker, rounds, go = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 while not os.path.exists(go):
     time.sleep(0.001)

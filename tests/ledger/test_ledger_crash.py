@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from governance import ledger
-from governance.ledger_verify import verify
+from governance.ledger import chain as ledger
+from governance.ledger.verifier import verify
 from tests.helpers import REPO
 from tests.ledger.records import pre_record
 
@@ -23,7 +23,7 @@ TRIALS = 200
 WORKER = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from governance import ledger
+from governance.ledger import chain as ledger
 gov, size, trial = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 out = sys.stdout
 out.write("ready\\n"); out.flush()

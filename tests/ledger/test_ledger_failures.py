@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from governance import hook, ledger
 from governance.errors import LedgerError
-from governance.ledger_verify import verify
+from governance.hook import run as hook
+from governance.ledger import chain as ledger
+from governance.ledger.verifier import verify
 from tests.helpers import PAYLOAD_DIR
 from tests.ledger.records import pre_record
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from governance import ledger
-from governance.ledger_verify import verify
-from governance.redaction import redact, redact_record
+from governance.ledger import chain as ledger
+from governance.ledger.redaction import redact, redact_record
+from governance.ledger.verifier import verify
 from tests.ledger.records import pre_record
 
 A36 = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"

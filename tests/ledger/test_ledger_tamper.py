@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from governance import ledger
 from governance.commands import ledger as ledger_cmd
-from governance.ledger_verify import verify
+from governance.ledger import chain as ledger
+from governance.ledger.verifier import verify
 from tests.ledger.records import pre_record
 
 

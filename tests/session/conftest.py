@@ -44,7 +44,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def set_state(project: Path) -> Callable[[str, str, str], None]:
-    from governance import matrix, state
+    from governance.policy import matrix, state
 
     def setter(cycle: str, phase: str, work: str = "") -> None:
         state.set_state(str(project), matrix.load(str(project)), cycle, phase, work)

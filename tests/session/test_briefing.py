@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from governance.briefing import session_start, user_prompt_submit
+from governance.session.briefing import session_start, user_prompt_submit
 
 
 def _call(hook: Callable[..., int], payload: dict[str, Any]) -> dict[str, Any] | None:

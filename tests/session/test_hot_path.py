@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 HEAVY = {"typing", "dataclasses", "pathlib", "yaml", "pydantic", "filelock", "argparse",
          "logging", "subprocess", "hashlib", "shlex", "importlib.metadata", "json", "re", "enum"}
 STATUS = ("import sys; sys.path.insert(0, sys.argv[1]); "
-          "from governance.statusline import main; main()")
+          "from governance.session.statusline import main; main()")
 
 
 def _run(args: list[str], payload: Mapping[str, object]) -> tuple[str, set[str], float]:
@@ -71,7 +71,7 @@ def test_statusline_runs_fast(project: Path, set_state: Callable[..., None]) -> 
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-I", "-c",
                                f"import sys; sys.path.insert(0, {env_path!r}); "
-                               "from governance.statusline import main; main([])"],
+                               "from governance.session.statusline import main; main([])"],
                               input=json.dumps(payload).encode(), capture_output=True,
                               timeout=30, check=False)
         timings.append(time.perf_counter() - started)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from governance.statusline import count_denials, main
+from governance.session.statusline import count_denials, main
 
 
 def _line(data: dict[str, Any] | str) -> str:

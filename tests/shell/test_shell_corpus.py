@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from governance.shell import analyse_command
-from governance.shell_schema import load_default_shell
+from governance.shell.analysis import analyse_command
+from governance.shell.schema import load_default_shell
 from tests.shell.corpus import Case, is_protected, load_corpus
 
 CASES = load_corpus()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from governance.cli import main
+from governance.commands.cli import main
 from tests.helpers import set_state
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from governance.shell_schema import load_default_shell
+from governance.shell.schema import load_default_shell
 from tests.helpers import REPO
 
 HEAVY = {"typing", "dataclasses", "pathlib", "yaml", "pydantic", "filelock", "argparse", "enum",
@@ -23,7 +23,7 @@ def test_analysis_imports_no_heavy_module(tmp_path: object) -> None:
         "import json, marshal, sys\n"
         f"sys.path.insert(0, {str(REPO)!r})\n"
         "before = set(sys.modules)\n"
-        "from governance.shell import analyse_command\n"
+        "from governance.shell.analysis import analyse_command\n"
         f"shell = marshal.load(open({cache!r}, 'rb'))\n"
         "cmd = \"git add . && bash -c 'curl x | sh' > .claude/settings.json; sudo rm -rf $(ls)\"\n"
         "acts = analyse_command(cmd, shell, is_protected=lambda p: '.claude' in p)\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from governance.shell_parse import LimitError, ParseError, parse
+from governance.shell.parser import LimitError, ParseError, parse
 
 
 def segments(text: str) -> list[str]:

@@ -8,8 +8,8 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from governance.shell import analyse_command
-from governance.shell_schema import load_default_shell
+from governance.shell.analysis import analyse_command
+from governance.shell.schema import load_default_shell
 from tests.shell.corpus import is_protected, load_corpus
 
 SHELL = load_default_shell()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from governance.errors import ConfigError
-from governance.shell import analyse_command
-from governance.shell_schema import compile_shell, load_default_shell, merge_shell
+from governance.shell.analysis import analyse_command
+from governance.shell.schema import compile_shell, load_default_shell, merge_shell
 from tests.shell.corpus import is_protected
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from governance.shell_parse import LimitError, ParseError, Simple, parse
+from governance.shell.parser import LimitError, ParseError, Simple, parse
 from tests.shell.corpus import load_corpus
 
 tree_sitter = pytest.importorskip("tree_sitter")

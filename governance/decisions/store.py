@@ -1,0 +1,295 @@
+"""The decision memory: one embedded SQLite database per project (WAL, FTS5).
+
+``<project>/.claude/governance/decisions.db`` holds every recorded decision with its cycle state
+and, once reviewed, its outcome. Text queries rank with FTS5's BM25; each hit gets a ``similarity``
+in 0..1: the IDF-weighted share of the query's terms that the decision contains (1 when it holds
+every term; rare terms weigh more than common ones).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from governance.decisions.fields import OUTCOMES, DecisionInputError
+from governance.decisions.search_text import decision_text, query_terms, words
+from governance.project import ensure_dir, governance_dir
+
+DB_NAME = "decisions.db"
+SCHEMA_VERSION = 1
+BM25_WEIGHTS = (1.0, 0.5, 1.0, 1.0)  # description, reasons, tags, pattern
+COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
+COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a match
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, agent_id TEXT NOT NULL,
+    description TEXT NOT NULL, category TEXT NOT NULL, stakes TEXT NOT NULL,
+    confidence REAL NOT NULL, reasons TEXT NOT NULL, tags TEXT NOT NULL, pattern TEXT NOT NULL,
+    context TEXT NOT NULL, state TEXT, cycle TEXT, phase TEXT, work_item TEXT,
+    created_at REAL NOT NULL, outcome TEXT, outcome_note TEXT, reviewed_at REAL);
+CREATE INDEX IF NOT EXISTS decisions_calibration ON decisions (agent_id, category, outcome);
+CREATE INDEX IF NOT EXISTS decisions_created ON decisions (created_at);
+CREATE TABLE IF NOT EXISTS decision_tags (
+    tag TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (tag, seq)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS decisions_fts USING fts5 (
+    description, reasons, tags, pattern, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS decision_terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL)
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS decision_vectors (seq INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+"""
+COLUMNS = ("id", "agent_id", "description", "category", "stakes", "confidence", "reasons", "tags",
+           "pattern", "context", "state", "cycle", "phase", "work_item", "created_at", "outcome",
+           "outcome_note", "reviewed_at")
+
+
+def db_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), DB_NAME)
+
+
+def iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+SELECT = ", ".join(f"d.{name}" for name in COLUMNS)
+
+
+def _row(row: Sequence[Any]) -> dict[str, Any]:
+    item = dict(zip(COLUMNS, row, strict=False))
+    for key in ("reasons", "tags", "context"):
+        item[key] = json.loads(item[key])
+    item["created_at"] = iso(item["created_at"])
+    item["reviewed_at"] = iso(item["reviewed_at"])
+    return item
+
+
+class DecisionStore:
+    """Record, review and query decisions in one SQLite file."""
+
+    def __init__(self, path: str) -> None:
+        ensure_dir(os.path.dirname(path) or ".")
+        self.path = path
+        fresh = not os.path.exists(path)
+        self.db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+        if fresh:
+            os.chmod(path, 0o600)  # decisions may name internals: owner only, like the ledger
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} "
+                                  f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+
+    @classmethod
+    def for_project(cls, project_dir: str) -> DecisionStore:
+        return cls(db_path(project_dir))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing ---------------------------------------------------------------------------
+    def record(self, action: dict[str, Any], agent_id: str, state: dict[str, Any] | None = None,
+               now: float | None = None) -> dict[str, Any]:
+        """Store a validated action (see :mod:`governance.decisions.fields`); return the decision."""
+        state = state or {}
+        for _ in range(8):
+            decision_id = "dec-" + os.urandom(4).hex()
+            try:
+                self.insert_many([(decision_id, agent_id, action, state,
+                                   time.time() if now is None else now)])
+            except sqlite3.IntegrityError:
+                continue
+            found = self.get(decision_id)
+            assert found is not None
+            return found
+        raise DecisionInputError("could not allocate a unique decision id.", key="id")
+
+    def insert_many(self, rows: Iterable[tuple[str, str, dict[str, Any], dict[str, Any], float]]
+                    ) -> int:
+        """Insert (id, agent_id, action, state, created_at) rows in one transaction."""
+        cursor = self.db.cursor()
+        count = 0
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            for decision_id, agent_id, action, state, created in rows:
+                tags = action["tags"]
+                reasons = action["reasons"]
+                cursor.execute(
+                    "INSERT INTO decisions (id, agent_id, description, category, stakes, "
+                    "confidence, reasons, tags, pattern, context, state, cycle, phase, work_item, "
+                    "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (decision_id, agent_id, action["description"], action["category"],
+                     action["stakes"], action["confidence"], json.dumps(reasons),
+                     json.dumps(tags), action["pattern"], json.dumps(action["context"]),
+                     state.get("state"), state.get("cycle"), state.get("phase"),
+                     state.get("work_item"), created))
+                seq = cursor.lastrowid
+                cursor.executemany("INSERT INTO decision_tags (tag, seq) VALUES (?, ?)",
+                                   [(tag, seq) for tag in tags])
+                cursor.execute(
+                    "INSERT INTO decisions_fts (rowid, description, reasons, tags, pattern) "
+                    "VALUES (?,?,?,?,?)",
+                    (seq, action["description"], " ".join(r["text"] for r in reasons),
+                     " ".join(tags), action["pattern"]))
+                cursor.executemany(
+                    "INSERT INTO decision_terms (term, docs) VALUES (?, 1) "
+                    "ON CONFLICT (term) DO UPDATE SET docs = docs + 1",
+                    [(word,) for word in words(decision_text(action))])
+                count += 1
+            cursor.execute("COMMIT")
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        return count
+
+    def review(self, decision_id: str, outcome: str, note: str = "",
+               now: float | None = None) -> dict[str, Any]:
+        if outcome not in OUTCOMES:
+            raise DecisionInputError(f"expected one of {', '.join(OUTCOMES)}, got {outcome!r}.",
+                                     key="outcome", fix="pick one of " + ", ".join(OUTCOMES))
+        changed = self.db.execute(
+            "UPDATE decisions SET outcome = ?, outcome_note = ?, reviewed_at = ? WHERE id = ?",
+            (outcome, note, time.time() if now is None else now, decision_id)).rowcount
+        if not changed:
+            raise DecisionInputError(f"no decision with id {decision_id!r}.", key="decision_id",
+                                     fix="use an id from `governance decisions query`.")
+        found = self.get(decision_id)
+        assert found is not None
+        return found
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, decision_id: str) -> dict[str, Any] | None:
+        row = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id = ?",
+                              (decision_id,)).fetchone()
+        return _row(row) if row else None
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM decisions").fetchone()[0])
+
+    def doc_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """(number of decisions, number of decisions holding each term)."""
+        total = int(self.db.execute("SELECT coalesce(max(seq), 0) FROM decisions").fetchone()[0])
+        marks = ",".join("?" * len(terms))
+        docs = dict(self.db.execute(
+            f"SELECT term, docs FROM decision_terms WHERE term IN ({marks})", terms).fetchall())
+        return total, {term: int(docs.get(term, 0)) for term in terms}
+
+    @staticmethod
+    def filters(category: str | None = None, tags: Sequence[str] = (),
+                outcome: str | None = None, agent_id: str | None = None,
+                since: float | None = None, until: float | None = None
+                ) -> tuple[list[str], list[Any]]:
+        """SQL conditions (on alias ``d``) and their parameters for the query filters."""
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("d.category", category), ("d.agent_id", agent_id)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if outcome == "unreviewed":
+            where.append("d.outcome IS NULL")
+        elif outcome:
+            where.append("d.outcome = ?")
+            params.append(outcome)
+        if since is not None:
+            where.append("d.created_at >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("d.created_at < ?")
+            params.append(until)
+        for tag in tags:
+            where.append("d.seq IN (SELECT seq FROM decision_tags WHERE tag = ?)")
+            params.append(tag.lower())
+        return where, params
+
+    def query(self, text: str | None = None, *, limit: int = 10, ranking: str = "keyword",
+              **filters: Any) -> list[dict[str, Any]]:
+        """Decisions matching ``text`` (best first, with ``similarity``) or, without text, the
+        newest first; the filters (category, tags, outcome, agent_id, since, until) narrow the
+        result. ``ranking="hybrid"`` adds sentence-embedding similarity when the optional model
+        is installed (see :mod:`governance.decisions.ranking`)."""
+        where, params = self.filters(**filters)
+        terms = query_terms(text or "")
+        found: list[dict[str, Any]] | None = None
+        if ranking == "hybrid" and text:
+            from governance.decisions.ranking import hybrid_query
+
+            found = hybrid_query(self, text, where, params, limit)
+        if found is None and terms:
+            found = self.keyword_query(terms, where, params, limit)
+        if found is None:
+            if text:
+                return []
+            sql = (f"SELECT {SELECT} FROM decisions d"
+                   + (" WHERE " + " AND ".join(where) if where else "")
+                   + " ORDER BY d.created_at DESC, d.seq DESC LIMIT ?")
+            return [_row(row) for row in self.db.execute(sql, [*params, limit])]
+        for item in found:
+            item.pop("seq", None)
+        return found
+
+    def keyword_query(self, terms: list[str], where: list[str], params: list[Any], limit: int
+                      ) -> list[dict[str, Any]]:
+        """BM25-ranked hits for ``terms`` with a keyword ``similarity`` and their ``seq``.
+
+        Terms held by more than :data:`COMMON_SHARE` of a large store are left out of the match
+        (while rarer terms remain) so that one common word cannot make a query score most of the
+        store; they still count in ``similarity``."""
+        total, docs = self.doc_counts(terms)
+        present = [term for term in terms if docs[term]]
+        if not present:
+            return []
+        cutoff = max(COMMON_MIN, COMMON_SHARE * total)
+        selective = [term for term in present if docs[term] <= cutoff] or \
+            sorted(present, key=lambda term: docs[term])[:2]
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        sql = (f"SELECT {SELECT}, d.seq, bm25(decisions_fts, {weights}) AS score "
+               f"FROM decisions_fts JOIN decisions d ON d.seq = decisions_fts.rowid "
+               f"WHERE decisions_fts MATCH ?" + "".join(" AND " + c for c in where)
+               + " ORDER BY score LIMIT ?")
+        match = " OR ".join(f'"{term}"' for term in selective)
+        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
+        # An always-positive IDF per query term: log(1 + (N - n + 0.5) / (n + 0.5)).
+        weights_by_term = {term: math.log(1 + (total - count + 0.5) / (count + 0.5))
+                           for term, count in docs.items()}
+        ideal = sum(weights_by_term.values()) or 1.0
+        result = []
+        for row in rows:
+            item = _row(row[:-2])
+            item["seq"] = row[-2]
+            held = words(decision_text(item))
+            covered = sum(w for term, w in weights_by_term.items() if term in held)
+            item["similarity"] = round(covered / ideal, 3)
+            result.append(item)
+        return result
+
+    def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
+                    ) -> list[dict[str, Any]]:
+        marks = ",".join("?" * len(seqs))
+        sql = (f"SELECT {SELECT}, d.seq FROM decisions d WHERE d.seq IN ({marks})"
+               + "".join(" AND " + c for c in where))
+        result = []
+        for row in self.db.execute(sql, [*seqs, *params]):
+            item = _row(row[:-1])
+            item["seq"] = row[-1]
+            result.append(item)
+        return result
+
+    def reviewed(self, agent_id: str | None = None, category: str | None = None
+                 ) -> list[tuple[str, float, str]]:
+        """(category, confidence, outcome) of reviewed, not abandoned decisions."""
+        sql = ("SELECT category, confidence, outcome FROM decisions "
+               "WHERE outcome IN ('success', 'partial', 'failure')")
+        params: list[Any] = []
+        if agent_id:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        if category:
+            sql += " AND category = ?"
+            params.append(category)
+        return [(str(c), float(p), str(o)) for c, p, o in self.db.execute(sql, params)]

@@ -1,0 +1,108 @@
+"""Hook answers in Claude Code's JSON contract (see the reference, sections 4 and 5).
+
+- block / redirect: ``permissionDecision: "deny"`` with a reason that says why and what to do.
+- ask: ``permissionDecision: "ask"`` with the reason.
+- warn: no decision; the warning goes to ``additionalContext`` (the model) and ``systemMessage``
+  (the user).
+- allow: ``additionalContext`` only, never ``"allow"`` (which would skip Claude Code's own permission
+  check), unless ``grant_on_allow`` is set.
+Hot path: no imports.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.policy.decision import Decision
+
+# Caps that the client applies on some paths (reference section 4); stay inside them.
+REASON_MAX = 2000
+SYSTEM_MAX = 4000
+CONTEXT_MAX = 8000
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def state_line(state: str, blocked: list[str]) -> str:
+    return f"[STATE: {state}] Blocked: {', '.join(sorted(blocked)) or 'none'}"
+
+
+def _subject(decision: Decision) -> str:
+    subject = f"{decision.tool} ({decision.primitive})" if decision.tool else decision.primitive
+    segment = decision.segment
+    if segment and segment != decision.tool:
+        shown = segment if len(segment) <= 120 else segment[:117] + "..."
+        subject += f" `{shown}`"
+    return subject
+
+
+def instead(decision: Decision, allowed_in: list[str]) -> str:
+    """What the agent can do instead of a denied call."""
+    if decision.redirect_to:
+        return f"Use {decision.redirect_to} instead."
+    if decision.rule_key.startswith("guardrails."):
+        return ""  # a guardrail's message carries its own suggestion
+    others = [s for s in allowed_in if s != decision.state.state]
+    if decision.primitive == "governance-admin" or not others:
+        return "Continue without it, or ask the user to make this change from a terminal."
+    return (f"It is allowed in {', '.join(others)}: continue the {decision.state.state} work without "
+            "it, or ask the user to change the cycle state from a terminal (`just next` or "
+            "`just set-cycle CYCLE PHASE WORK-ID`).")
+
+
+def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
+                 grant_on_allow: bool = False) -> dict[str, Any]:
+    state = decision.state
+    lines = [state_line(state.state, blocked)]
+    if state.note:
+        lines.append(state.note)
+    out: dict[str, Any] = {"hookEventName": "PreToolUse"}
+    answer: dict[str, Any] = {"hookSpecificOutput": out}
+    rule = f"{decision.rule_key} in {decision.rule_file}"
+    message = decision.message or f"{decision.primitive} is not allowed in {state.state}."
+    if decision.action in ("block", "redirect"):
+        hint = instead(decision, allowed_in)
+        reason = f"[STATE: {state.state}] {_subject(decision)} is blocked: {message} " \
+                 f"{hint + ' ' if hint else ''}(rule: {decision.rule_key})"
+        out["permissionDecision"] = "deny"
+        out["permissionDecisionReason"] = clip(reason, REASON_MAX)
+        lines.append(f"Denied {_subject(decision)}: {message}")
+    elif decision.action == "ask":
+        out["permissionDecision"] = "ask"
+        out["permissionDecisionReason"] = clip(
+            f"Governance [{state.state}]: {_subject(decision)}: {message} (rule: {rule})", REASON_MAX)
+        lines.append(f"{_subject(decision)} needs the user's confirmation: {message}")
+    elif decision.action == "warn":
+        warning = f"Warning for {_subject(decision)}: {message}"
+        lines.append(warning)
+        answer["systemMessage"] = clip(f"governance [{state.state}]: {warning} (rule: {rule})",
+                                       SYSTEM_MAX)
+    elif grant_on_allow:
+        out["permissionDecision"] = "allow"
+        out["permissionDecisionReason"] = clip(f"Allowed in {state.state} by {rule}", REASON_MAX)
+    out["additionalContext"] = clip("\n".join(lines), CONTEXT_MAX)
+    return answer
+
+
+def failure(event: str | None, message: str, log_path: str | None, fail_closed: bool) -> dict[str, Any]:
+    """The answer when governance itself broke: fail open (grant nothing) or closed (deny)."""
+    where = f" Details: {log_path}" if log_path else ""
+    if fail_closed:
+        text = (f"governance failed and is set to fail closed, so this call is blocked: {message}."
+                f"{where} Ask the user to run `governance doctor`.")
+    else:
+        text = (f"governance failed, so this call was NOT checked (fail-open): {message}.{where} "
+                "Run `governance doctor` to find the cause.")
+    answer: dict[str, Any] = {"systemMessage": clip(text, SYSTEM_MAX)}
+    if event == "PreToolUse":
+        out: dict[str, Any] = {"hookEventName": event,
+                               "additionalContext": clip(f"[GOVERNANCE ERROR] {text}", CONTEXT_MAX)}
+        if fail_closed:
+            out["permissionDecision"] = "deny"
+            out["permissionDecisionReason"] = clip(text, REASON_MAX)
+        answer["hookSpecificOutput"] = out
+    return answer

@@ -1,0 +1,244 @@
+"""What the PreToolUse and PostToolUse hook processes do, start to finish.
+
+Every call is a new process that Claude Code waits for, so this module and everything it imports at
+the top stay on the standard library's cheapest modules. Internal errors never escape: they end in
+exit 0 with a JSON reply that tells the user what broke (fail-open, granting nothing), or a deny
+when fail-closed is configured (``--on-error block``, ``GOVERNANCE_ON_ERROR=block`` or
+``settings.on_error: block`` in the matrix).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from governance import jsoncodec
+from governance.errors import GovernanceError
+from governance.hook import answer, payload
+from governance.ledger import chain
+from governance.policy import matrix as matrix_module
+from governance.project import default_matrix_path, find_project, governance_dir, override_matrix_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+    from governance.policy.layer import GovernanceLayer
+
+
+class Run:
+    """One hook call's context, filled in as far as it got before anything failed."""
+
+    def __init__(self, event: str | None, argv: Sequence[str]) -> None:
+        self.started = time.perf_counter()
+        self.event = event
+        self.on_error = _arg(argv, "--on-error") or os.environ.get("GOVERNANCE_ON_ERROR") or ""
+        self.project: str | None = None
+        self.matrix: dict[str, Any] | None = None
+
+    @property
+    def gov_dir(self) -> str | None:
+        return governance_dir(self.project) if self.project else None
+
+    def ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 3)
+
+    def fail_closed(self) -> bool:
+        if self.on_error:
+            return self.on_error == "block"
+        if self.matrix is not None:
+            return bool(self.matrix["settings"]["on_error"] == "block")
+        return _declares_fail_closed(self.project)
+
+    def failure(self, exc: BaseException) -> dict[str, Any]:
+        text = exc.render() if isinstance(exc, GovernanceError) else f"{type(exc).__name__}: {exc}"
+        log = None
+        if self.project is None:
+            try:
+                self.project = find_project(None)
+            except ValueError:
+                pass
+        if self.gov_dir:
+            detail = text
+            if not isinstance(exc, GovernanceError):
+                import traceback
+
+                detail += "\n" + "".join(traceback.format_exception(exc))
+            log = chain.log_error(self.gov_dir, f"{self.event or 'hook'}: {detail}")
+        return answer.failure(self.event, text, log, self.fail_closed())
+
+
+def _arg(argv: Sequence[str], name: str) -> str | None:
+    for i, item in enumerate(argv):
+        if item == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if item.startswith(name + "="):
+            return item.split("=", 1)[1]
+    return None
+
+
+def _declares_fail_closed(project: str | None) -> bool:
+    """Whether a matrix that failed to load says ``on_error: block`` (read as text)."""
+    paths = [default_matrix_path()] + ([override_matrix_path(project)] if project else [])
+    import re
+
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                if re.search(r"(?m)^\s*on_error:\s*[\"']?block\b", fh.read()):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _emit(reply: dict[str, Any] | None, out: TextIO) -> None:
+    if reply:
+        out.write(jsoncodec.dumps(reply))
+        out.write("\n")
+    out.flush()
+
+
+def _layer(run: Run, data: dict[str, Any]) -> GovernanceLayer:
+    from governance.policy.layer import GovernanceLayer
+
+    run.project = find_project(data.get("cwd"))
+    run.matrix = matrix_module.load(run.project)
+    return GovernanceLayer(run.project, run.matrix)
+
+
+def _base_record(data: dict[str, Any], run: Run) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "event": data.get("hook_event_name"),
+        "session": payload.session_id(data),
+        "tool_use_id": data.get("tool_use_id") or "",
+        "tool": data.get("tool_name"),
+    }
+    if data.get("agent_id"):
+        record["agent_id"] = str(data["agent_id"])[:128]
+        record["agent_type"] = str(data.get("agent_type") or "")[:128]
+    if data.get("permission_mode"):
+        record["permission_mode"] = str(data["permission_mode"])[:32]
+    if run.matrix is not None:
+        record["config_hash"] = run.matrix["config_hash"]
+    return record
+
+
+PATH_KEYS = ("file_path", "notebook_path", "path")
+
+
+def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None:
+    """Guardrails with tool-call conditions: a blocking one denies, a warning one warns."""
+    from governance.decisions.guardrails import (
+        default_guardrails_path,
+        evaluate_tool_call,
+        override_guardrails_path,
+    )
+
+    tool_input = data["tool_input"]
+    command = tool_input.get("command")
+    view = decision.state
+    facts = {"tool": data["tool_name"], "primitive": decision.primitive, "state": view.state,
+             "cycle": view.cycle, "phase": view.phase, "work_item": view.work_item,
+             "paths": [v for k in PATH_KEYS if isinstance(v := tool_input.get(k), str)],
+             "command": command if isinstance(command, str) else None,
+             "agent_id": data.get("agent_id"), "permission_mode": data.get("permission_mode")}
+    violated = evaluate_tool_call(project, facts)
+    if not violated:
+        return
+    worst = next((v for v in violated if v["severity"] == "block"), violated[0])
+    text = f"{worst['name']}: {worst['message']}"
+    if worst.get("suggestion"):
+        text += f" Instead: {worst['suggestion']}"
+    if worst["severity"] == "block" or decision.action == "allow":
+        decision.action = "block" if worst["severity"] == "block" else "warn"
+        decision.message = text
+        decision.rule_key = f"guardrails.{worst['guardrailId']}"
+        override = override_guardrails_path(project)
+        decision.rule_file = override if os.path.exists(override) else default_guardrails_path()
+    else:
+        decision.message = f"{decision.message} Also: {text}".strip()
+
+
+def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+    """PreToolUse: decide, reply, record."""
+    run = Run("PreToolUse", sys.argv[1:] if argv is None else argv)
+    out = stdout or sys.stdout
+    try:
+        data = payload.read(stdin or sys.stdin.buffer, ("PreToolUse",))
+        layer = _layer(run, data)
+        tool_input = data["tool_input"]
+        decision = layer.decide(data["tool_name"], tool_input, data.get("cwd"))
+        decision.tool = data["tool_name"]
+        if not decision.denies:
+            _apply_guardrails(run.project or "", data, decision)
+        state = decision.state.state
+        settings = layer.matrix["settings"]
+        reply = answer.pre_tool_use(decision, layer.blocked_primitives(state),
+                                     matrix_module.allowed_states(layer.matrix, decision.primitive)
+                                     if decision.denies else [],
+                                     grant_on_allow=bool(settings["grant_on_allow"]))
+        record = _base_record(data, run)
+        record.update(decision.as_record())
+        record["map_rule"] = decision.map_rule
+        record["decision"] = reply["hookSpecificOutput"].get("permissionDecision", "none")
+        record["input_sha256"] = chain.digest(tool_input)
+        record["duration_ms"] = run.ms()
+        try:
+            chain.append(governance_dir(run.project or ""), record,
+                          max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
+        except GovernanceError as exc:
+            if not decision.denies:  # a deny stands even when it cannot be recorded
+                failed = run.failure(exc)
+                failed.setdefault("hookSpecificOutput", {})["additionalContext"] = answer.clip(
+                    reply["hookSpecificOutput"]["additionalContext"] + "\n"
+                    + failed["hookSpecificOutput"]["additionalContext"], answer.CONTEXT_MAX)
+                reply = failed
+            else:
+                reply["systemMessage"] = answer.failure(None, exc.render(), None, False)[
+                    "systemMessage"]
+    except Exception as exc:
+        reply = run.failure(exc)
+    _emit(reply, out)
+    return 0
+
+
+def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+    """PostToolUse and PostToolUseFailure: record the completed call. Never blocks."""
+    run = Run(None, sys.argv[1:] if argv is None else argv)
+    run.on_error = "allow"  # the tool already ran: nothing to block
+    out = stdout or sys.stdout
+    reply: dict[str, Any] | None = None
+    try:
+        data = payload.read(stdin or sys.stdin.buffer, ("PostToolUse", "PostToolUseFailure"))
+        run.event = data["hook_event_name"]
+        layer = _layer(run, data)
+        view = layer.get_activity_state()
+        record = _base_record(data, run)
+        record["primitive"] = layer.tool_primitive(data["tool_name"])[0]
+        record.update(view.as_record())
+        if run.event == "PostToolUseFailure":
+            record["outcome"] = "interrupted" if data.get("is_interrupt") else "failure"
+            error = data.get("error")
+            if error is None:
+                record["error"] = ""
+            else:  # redact before clipping, so no secret is cut below recognition
+                from governance.ledger.redaction import redact
+
+                record["error"] = answer.clip(redact(str(error)), 500)
+        else:
+            record["outcome"] = "success"
+            record["response_sha256"] = chain.digest(data.get("tool_response"))
+        if isinstance(data.get("duration_ms"), int | float):
+            record["tool_duration_ms"] = data["duration_ms"]
+        record["input_sha256"] = chain.digest(data["tool_input"])
+        record["duration_ms"] = run.ms()
+        chain.append(governance_dir(run.project or ""), record,
+                      max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
+    except Exception as exc:
+        reply = run.failure(exc)
+    _emit(reply, out)
+    return 0
+

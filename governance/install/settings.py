@@ -1,0 +1,170 @@
+"""Our entries in a project's ``.claude/settings.json``: build, merge, find and remove them.
+
+Merging keeps every other setting and hook, never writes a duplicate, and backs up the previous
+file. Our handlers are recognised by the hook script they run (``hooks/pre_tool_use.py`` ...), so a
+re-install replaces them in place instead of adding more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+from typing import Any
+
+from governance.errors import InstallError
+from governance.project import package_root
+
+# event -> hook script; PostToolUseFailure shares the PostToolUse script.
+EVENTS: dict[str, str] = {
+    "PreToolUse": "pre_tool_use.py",
+    "PostToolUse": "post_tool_use.py",
+    "PostToolUseFailure": "post_tool_use.py",
+}
+OURS = re.compile(
+    r"(?:hooks|hookscripts)/(pre_tool_use|post_tool_use|session_start|user_prompt_submit)\.py\b")
+HOOK_TIMEOUT_S = 30
+
+
+def settings_path(project_dir: str) -> str:
+    return os.path.join(project_dir, ".claude", "settings.json")
+
+
+def hook_scripts_dir() -> str:
+    """The hook scripts beside the package: the checkout's ``hooks/`` or the installed copy."""
+    package = os.path.join(package_root(), "governance")
+    checkout = os.path.join(package_root(), "hooks")
+    if os.path.isfile(os.path.join(checkout, "pre_tool_use.py")):
+        return checkout
+    return os.path.join(package, "hookscripts")
+
+
+def interpreter() -> str:
+    """The absolute interpreter of this environment (a venv's own, never a PATH shim)."""
+    return os.path.abspath(sys.executable)
+
+
+def hook_command(script: str, python: str | None = None, fail_closed: bool = False) -> str:
+    path = os.path.join(hook_scripts_dir(), script)
+    # -I: no user site, no PYTHON* variables; -S: no site-packages scan at start-up (the hot path
+    # needs none of it; the cold path that compiles a changed config enables it itself).
+    parts = [python or interpreter(), "-I", "-S", path]
+    if fail_closed:
+        parts += ["--on-error", "block"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def handler(script: str, python: str | None = None, fail_closed: bool = False) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "command",
+                             "command": hook_command(script, python, fail_closed),
+                             "timeout": HOOK_TIMEOUT_S}
+    if fail_closed:
+        entry["onFailure"] = "block"
+    return entry
+
+
+def load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InstallError(f"cannot read settings ({exc.strerror})", file=path) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InstallError(f"settings are not valid JSON ({exc})", file=path,
+                           fix="repair the file (it was left unchanged) and run install again") from None
+    if not isinstance(data, dict):
+        raise InstallError("settings are not a JSON object", file=path, fix="repair the file")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError("the hooks key is not an object", file=path, key="hooks",
+                           fix="repair the file")
+    return data
+
+
+def is_ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and bool(OURS.search(str(entry.get("command", ""))))
+
+
+def remove_ours(data: dict[str, Any], events: list[str] | None = None) -> int:
+    """Drop our handlers (and groups left empty by that); returns how many were removed."""
+    removed = 0
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    for event in list(hooks):
+        if events is not None and event not in events:
+            continue
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            kept = [h for h in group["hooks"] if not is_ours(h)]
+            removed += len(group["hooks"]) - len(kept)
+            if kept:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if not hooks:
+        data.pop("hooks", None)
+    return removed
+
+
+def add_ours(data: dict[str, Any], entries: dict[str, list[dict[str, Any]]]) -> None:
+    """Add ``{event: [handler, ...]}`` as one matcher group per event (matcher ``*``)."""
+    hooks = data.setdefault("hooks", {})
+    for event, handlers in entries.items():
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InstallError(f"hooks.{event} is not a list", fix="repair the settings file")
+        group: dict[str, Any] = {"hooks": handlers}
+        if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+            group = {"matcher": "*", **group}
+        groups.append(group)
+
+
+def save(path: str, data: dict[str, Any]) -> str | None:
+    """Write settings atomically; returns the backup's path when an old file existed."""
+    backup = None
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        backup = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+        shutil.copy2(path, backup)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InstallError(f"cannot write settings ({exc.strerror})", file=path) from None
+    return backup
+
+
+def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
+    """event -> commands of our handlers registered in these settings."""
+    found: dict[str, list[str]] = {}
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return found
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            for entry in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_ours(entry):
+                    found.setdefault(event, []).append(str(entry.get("command", "")))
+    return found

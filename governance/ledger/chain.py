@@ -1,0 +1,307 @@
+"""The audit ledger: ``<project>/.claude/governance/ledger.jsonl``, one JSON record per line,
+each chained to the one before by sha256.
+
+Record hash: ``sha256(canonical(record without "hash"))`` where the record holds ``prev`` (the
+previous record's hash, 64 zeros for the first) and ``seq``; canonical JSON has sorted keys, no
+spaces, UTF-8. Secrets are redacted from every stored string before the hash is taken.
+
+Appends are O(1) in the ledger's size: take an ``fcntl`` lock on ``ledger.jsonl.lock`` (the same
+lock file the CLI takes with filelock), read the chain head from the sidecar ``ledger.head``
+(``{hash, seq, size, segment}``), write the line with one ``write()`` on an ``O_APPEND`` descriptor,
+then replace the head. When the ledger's size differs from the head's, a process died mid-append:
+complete records that continue the chain are adopted, anything else after them (a torn line) is
+moved to ``ledger.torn`` and cut off, and the chain goes on. Past ``max_bytes`` the ledger is
+renamed to the next numbered segment ``ledger.000001.jsonl`` and the chain continues in a new file.
+
+Modes: files 0600, folder 0700. Hot path: ``os``, ``time``, ``fcntl``, the builtin sha256 and our
+``jsoncodec`` (no ``json``, ``re`` or ``hashlib``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+
+from governance import jsoncodec
+from governance.errors import LedgerError
+from governance.ledger.redaction import redact, redact_record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hashlib import sha256
+    from typing import Any
+else:
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover
+        from hashlib import sha256
+
+LEDGER = "ledger.jsonl"
+HEAD = "ledger.head"
+LOCK = "ledger.jsonl.lock"
+TORN = "ledger.torn"
+ERRORS = "errors.log"
+GENESIS = "0" * 64
+FORMAT_VERSION = 1
+LOCK_TIMEOUT_S = 5.0
+_TAIL_WINDOW = 1 << 20  # how far back recovery looks for the last complete record
+
+
+def canonical(record: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: byte for byte ``json.dumps`` with those options."""
+    if isinstance(record, dict | list):
+        text = jsoncodec.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                               default=str)
+    else:  # a scalar: encode it as the only item of a list, and drop the brackets
+        text = jsoncodec.dumps([record], separators=(",", ":"), ensure_ascii=False,
+                               default=str)[1:-1]
+    return text.encode("utf-8")
+
+
+def _loads(data: bytes) -> Any:
+    return jsoncodec.loads(data.decode("utf-8"))
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    body = {k: v for k, v in record.items() if k != "hash"}
+    return sha256(canonical(body)).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """sha256 of a value's canonical JSON (tool inputs and responses are stored as digests)."""
+    return sha256(canonical(value)).hexdigest()
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def segment_name(number: int) -> str:
+    return f"ledger.{number:06d}.jsonl"
+
+
+def segments(gov_dir: str) -> list[str]:
+    """Names of the sealed segments, oldest first (the live ``ledger.jsonl`` not included)."""
+    try:
+        names = os.listdir(gov_dir)
+    except OSError:
+        return []
+    found = [n for n in names if len(n) == 19 and n.startswith("ledger.") and n.endswith(".jsonl")
+             and n[7:13].isdigit()]
+    return sorted(found)
+
+
+class _Lock:
+    """An exclusive ``flock`` on the ledger's lock file, with a bounded wait."""
+
+    def __init__(self, path: str, timeout: float | None = None) -> None:
+        self.path = path
+        self.timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+        self.fd = -1
+
+    def __enter__(self) -> _Lock:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + self.timeout
+        pause = 0.0005
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(self.fd)
+                    raise LedgerError(f"the ledger lock was not free within {self.timeout:g} s",
+                                      file=self.path,
+                                      fix="check for a hung process holding it (lsof)") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.005)
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def read_head(gov_dir: str) -> dict[str, Any] | None:
+    """The sidecar head, or None when it is missing or unreadable."""
+    try:
+        with open(os.path.join(gov_dir, HEAD), "rb") as fh:
+            head = _loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    if (isinstance(head, dict) and isinstance(head.get("hash"), str)
+            and isinstance(head.get("seq"), int) and isinstance(head.get("size"), int)):
+        return head
+    return None
+
+
+HEAD_WIDTH = 256
+
+
+def _write_head(gov_dir: str, head: dict[str, Any]) -> None:
+    """Rewrite the head in place: one ``pwrite`` of a fixed-width, space-padded record (a rename
+    costs more than the rest of an append). Only the lock holder writes it; a head torn by a
+    crash is unreadable or names the wrong size, and the next append rebuilds it from the ledger."""
+    data = canonical(head)
+    data += b" " * (HEAD_WIDTH - len(data))
+    fd = os.open(os.path.join(gov_dir, HEAD), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.pwrite(fd, data, 0)
+        if len(data) > HEAD_WIDTH:  # never with today's fields; keep the file exactly one record
+            os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def last_record(fd: int, size: int) -> tuple[dict[str, Any] | None, int]:
+    """The last complete, parseable record before ``size`` and the offset just after its line."""
+    start = max(0, size - _TAIL_WINDOW)
+    tail = os.pread(fd, size - start, start)
+    end = tail.rfind(b"\n")
+    while end >= 0:
+        begin = tail.rfind(b"\n", 0, end) + 1
+        try:
+            rec = _loads(tail[begin:end])
+        except ValueError:
+            rec = None
+        if isinstance(rec, dict) and isinstance(rec.get("hash"), str):
+            return rec, start + end + 1
+        if begin == 0:
+            break
+        end = begin - 1
+    return None, start + (tail.rfind(b"\n") + 1)
+
+
+def _chains(rec: Any, head: dict[str, Any]) -> bool:
+    return (isinstance(rec, dict) and rec.get("prev") == head["hash"]
+            and rec.get("seq") == head["seq"] + 1 and rec.get("hash") == record_hash(rec))
+
+
+def _set_aside(gov_dir: str, data: bytes, offset: int) -> None:
+    entry = {"ts": now_iso(), "file": LEDGER, "offset": offset, "length": len(data),
+             "bytes": data.decode("utf-8", "replace")}
+    fd = os.open(os.path.join(gov_dir, TORN), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, canonical(entry) + b"\n")
+    finally:
+        os.close(fd)
+
+
+def _repair(gov_dir: str, fd: int, size: int, head: dict[str, Any] | None) -> dict[str, Any]:
+    """The true chain head when the sidecar does not match the ledger (a crash or a lost head)."""
+    good = size
+    known = head is not None and head["size"] <= size and size - head["size"] <= _TAIL_WINDOW
+    if head is not None and known:
+        found = {"hash": head["hash"], "seq": head["seq"], "segment": head.get("segment", 0)}
+        good = head["size"]
+        for line in os.pread(fd, size - good, good).split(b"\n")[:-1]:
+            try:
+                rec = _loads(line)
+            except ValueError:
+                break
+            if not _chains(rec, found):
+                break
+            found["hash"], found["seq"] = rec["hash"], rec["seq"]
+            good += len(line) + 1
+    else:
+        rec, good = last_record(fd, size)
+        if rec is None and good == 0:
+            rec = _last_segment_record(gov_dir)
+        numbers = [int(n[7:13]) for n in segments(gov_dir)]
+        found = {"hash": rec["hash"] if rec else GENESIS,
+                 "seq": int(rec.get("seq", 0)) if rec else 0,
+                 "segment": max(numbers) if numbers else 0}
+        if head is not None and head["hash"] != found["hash"]:
+            log_error(gov_dir, f"ledger: {LEDGER} ends at seq {found['seq']} but its head says "
+                               f"seq {head['seq']} (records removed?); the chain continues from "
+                               "the file. Run `governance ledger verify`.")
+    if good < size:
+        _set_aside(gov_dir, os.pread(fd, size - good, good), good)
+        os.ftruncate(fd, good)
+    found["size"] = good
+    return found
+
+
+def _last_segment_record(gov_dir: str) -> dict[str, Any] | None:
+    names = segments(gov_dir)
+    if not names:
+        return None
+    fd = os.open(os.path.join(gov_dir, names[-1]), os.O_RDONLY)
+    try:
+        return last_record(fd, os.fstat(fd).st_size)[0]
+    finally:
+        os.close(fd)
+
+
+def _write_line(fd: int, line: bytes, size: int, path: str) -> int:
+    try:
+        written = os.write(fd, line)
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
+    if written != len(line):
+        os.ftruncate(fd, size)  # never leave a partial record behind
+        raise LedgerError(f"short write to the ledger ({written} of {len(line)} bytes)",
+                          file=path, fix="check free disk space")
+    return written
+
+
+def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None) -> dict[str, Any]:
+    """Redact, chain and append one record; returns it with ``ts``, ``seq``, ``prev``, ``hash``.
+
+    Raises :class:`LedgerError` when the ledger cannot be written (read-only, disk full, the lock
+    not free within ``LOCK_TIMEOUT_S``)."""
+    clean = redact_record(record)
+    path = os.path.join(gov_dir, LEDGER)
+    try:
+        os.makedirs(gov_dir, mode=0o700, exist_ok=True)
+        with _Lock(os.path.join(gov_dir, LOCK)):
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                size = os.fstat(fd).st_size
+                head = read_head(gov_dir)
+                if head is None or head["size"] != size:
+                    head = _repair(gov_dir, fd, size, head)
+                    size = head["size"]
+                full = {"v": FORMAT_VERSION, "ts": clean.pop("ts", None) or now_iso(), **clean,
+                        "seq": head["seq"] + 1, "prev": head["hash"]}
+                full["hash"] = record_hash(full)
+                line = canonical(full) + b"\n"
+                segment = int(head.get("segment", 0))
+                if max_bytes and size and size + len(line) > max_bytes:
+                    segment += 1
+                    os.close(fd)
+                    fd = -1
+                    os.rename(path, os.path.join(gov_dir, segment_name(segment)))
+                    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                    size = 0
+                size += _write_line(fd, line, size, path)
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+            try:
+                _write_head(gov_dir, {"hash": full["hash"], "seq": full["seq"], "size": size,
+                                      "segment": segment})
+            except OSError:
+                pass  # the record is stored; the next append rebuilds the head from the ledger
+            return full
+    except OSError as exc:
+        raise LedgerError(f"cannot write the ledger ({exc.strerror or exc})", file=path,
+                          fix="check that the folder is writable and the disk is not full"
+                          ) from None
+
+
+def log_error(gov_dir: str, text: str) -> str | None:
+    """Append a redacted line to ``errors.log`` (0600); returns its path, or None on failure."""
+    path = os.path.join(gov_dir, ERRORS)
+    try:
+        os.makedirs(gov_dir, mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{now_iso()} {redact(text)}\n".encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        return path
+    except OSError:
+        return None

@@ -1,0 +1,162 @@
+"""Reading the ledger back: its files in chain order, its records, and the queries behind
+``governance log``, ``governance explain`` and ``governance stats``.
+
+Not on the hot path (only the CLI imports it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from governance.ledger.chain import LEDGER, segments
+
+DENYING = ("block", "redirect")
+
+
+def ledger_files(gov_dir: str) -> list[str]:
+    """Paths of every ledger file in chain order: sealed segments, then the live ledger."""
+    names = segments(gov_dir)
+    if os.path.exists(os.path.join(gov_dir, LEDGER)):
+        names.append(LEDGER)
+    return [os.path.join(gov_dir, name) for name in names]
+
+
+def lines(gov_dir: str) -> Iterator[tuple[str, int, bytes]]:
+    """``(file name, line number from 1, raw line with its newline)`` across all files."""
+    for path in ledger_files(gov_dir):
+        name = os.path.basename(path)
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, 1):
+                yield name, number, raw
+
+
+def records(gov_dir: str) -> Iterator[dict[str, Any]]:
+    """Every parseable record, oldest first (``governance ledger verify`` judges the rest)."""
+    for _name, _number, raw in lines(gov_dir):
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            yield rec
+
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time(text: str, now: float | None = None) -> str:
+    """An ISO-8601 UTC prefix comparable with ``ts``, from ISO text or an age (``2h``, ``30m``)."""
+    text = text.strip()
+    match = _RELATIVE.match(text)
+    if match:
+        moment = (time.time() if now is None else now) - float(match[1]) * _UNIT[match[2]]
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment))
+    if re.match(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?Z?$", text):
+        return text.replace(" ", "T").rstrip("Z")
+    raise ValueError(f"not a time: {text!r} (use ISO 8601 like 2026-05-01T12:00 or an age like "
+                     "30m, 2h, 1d)")
+
+
+class Filter:
+    """The record filters of ``governance log``; every given field must match."""
+
+    def __init__(self, session: str | None = None, state: str | None = None,
+                 action: str | None = None, tool: str | None = None, since: str | None = None,
+                 until: str | None = None, event: str | None = None) -> None:
+        self.session = session
+        self.state = state
+        self.action = action
+        self.tool = tool
+        self.since = since
+        self.until = until
+        self.event = event
+
+    def __call__(self, rec: dict[str, Any]) -> bool:
+        ts = str(rec.get("ts", ""))
+        if self.since and ts < self.since:
+            return False
+        if self.until and ts[:len(self.until)] > self.until:
+            return False
+        if self.session and not str(rec.get("session", "")).startswith(self.session):
+            return False
+        if self.state and rec.get("state") != self.state:
+            return False
+        if self.action and self.action not in (rec.get("action"), rec.get("outcome")):
+            return False
+        if self.tool and str(rec.get("tool", "")).lower() != self.tool.lower():
+            return False
+        return not (self.event and rec.get("event") != self.event)
+
+
+def query(gov_dir: str, keep: Filter, limit: int | None = None) -> list[dict[str, Any]]:
+    """The last ``limit`` records that pass ``keep``, oldest first."""
+    found = [rec for rec in records(gov_dir) if keep(rec)]
+    return found[-limit:] if limit else found
+
+
+def explain(gov_dir: str, tool_use_id: str) -> dict[str, Any]:
+    """Everything the ledger holds about one tool call: its decision and its result."""
+    pre: list[dict[str, Any]] = []
+    post: list[dict[str, Any]] = []
+    for rec in records(gov_dir):
+        if rec.get("tool_use_id") == tool_use_id:
+            (pre if rec.get("event") == "PreToolUse" else post).append(rec)
+    return {"tool_use_id": tool_use_id, "decisions": pre, "results": post}
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (0 for no values)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, int(-(-pct * len(ordered) // 100)))
+    return float(ordered[min(rank, len(ordered)) - 1])
+
+
+def stats(gov_dir: str, keep: Filter | None = None) -> dict[str, Any]:
+    """Counts per event, primitive, action and state; denials per session; hook durations."""
+    events: Counter[str] = Counter()
+    primitives: Counter[str] = Counter()
+    actions: Counter[str] = Counter()
+    states: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    denials: Counter[str] = Counter()
+    durations: dict[str, list[float]] = defaultdict(list)
+    total = 0
+    first = last = ""
+    for rec in records(gov_dir):
+        if keep is not None and not keep(rec):
+            continue
+        total += 1
+        first = first or str(rec.get("ts", ""))
+        last = str(rec.get("ts", ""))
+        event = str(rec.get("event", "?"))
+        events[event] += 1
+        if event == "PreToolUse":
+            primitives[str(rec.get("primitive", "?"))] += 1
+            actions[str(rec.get("action", "?"))] += 1
+            states[str(rec.get("state", "?"))] += 1
+            if rec.get("action") in DENYING:
+                denials[str(rec.get("session", "")) or "(none)"] += 1
+        elif "outcome" in rec:
+            outcomes[str(rec["outcome"])] += 1
+        if isinstance(rec.get("duration_ms"), int | float):
+            durations[event].append(float(rec["duration_ms"]))
+    every = [d for values in durations.values() for d in values]
+    hook = {name: {"count": len(values), "p50": percentile(values, 50),
+                   "p95": percentile(values, 95), "p99": percentile(values, 99)}
+            for name, values in sorted(durations.items())}
+    if every:
+        hook["all"] = {"count": len(every), "p50": percentile(every, 50),
+                       "p95": percentile(every, 95), "p99": percentile(every, 99)}
+    return {"records": total, "first": first, "last": last, "events": dict(events.most_common()),
+            "primitives": dict(primitives.most_common()), "actions": dict(actions.most_common()),
+            "states": dict(states.most_common()), "outcomes": dict(outcomes.most_common()),
+            "denials_per_session": dict(denials.most_common()), "hook_duration_ms": hook}

@@ -1,0 +1,221 @@
+"""Verify the ledger: every line's hash and the chain across all segments, and the head.
+
+The first bad line is reported with what is wrong with it: ``torn`` (a cut-off write), ``edited``
+(content no longer matches its hash, or was re-hashed so the next record no longer links to it),
+``deleted`` (records missing: a gap in ``seq``, or the file ends before its head), ``inserted`` (a
+line the chain does not go through) or ``reordered`` (records out of sequence). Not on the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from hashlib import sha256
+from typing import Any
+
+from governance.ledger.chain import GENESIS, TORN, read_head
+from governance.ledger.reader import ledger_files, lines
+
+
+@dataclass
+class Problem:
+    file: str
+    line: int
+    kind: str
+    detail: str
+    seq: int | None = None
+
+    def render(self) -> str:
+        return f"{self.file}:{self.line}: {self.kind}: {self.detail}"
+
+
+@dataclass
+class Report:
+    ok: bool = True
+    records: int = 0
+    files: list[str] = field(default_factory=list)
+    problem: Problem | None = None
+    notes: list[str] = field(default_factory=list)
+    head: dict[str, Any] | None = None
+    last_hash: str = GENESIS
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "records": self.records, "last_hash": self.last_hash,
+                "files": self.files,
+                "problem": None if self.problem is None else vars(self.problem),
+                "notes": self.notes}
+
+
+class _Stream:
+    """Parsed ledger lines with one line of look-ahead."""
+
+    def __init__(self, source: Iterator[tuple[str, int, bytes]]) -> None:
+        self.source = source
+        self.ahead: tuple[str, int, bytes] | None = None
+
+    def __iter__(self) -> _Stream:
+        return self
+
+    def __next__(self) -> tuple[str, int, bytes]:
+        if self.ahead is not None:
+            item, self.ahead = self.ahead, None
+            return item
+        return next(self.source)
+
+    def peek(self) -> dict[str, Any] | None:
+        if self.ahead is None:
+            self.ahead = next(self.source, None)
+        return None if self.ahead is None else _parse(self.ahead[2])
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    if (isinstance(rec, dict) and isinstance(rec.get("hash"), str)
+            and isinstance(rec.get("prev"), str) and isinstance(rec.get("seq"), int)):
+        return rec
+    return None
+
+
+def _hash_ok(rec: dict[str, Any], raw: bytes) -> bool:
+    """Whether the line's own bytes, less its ``hash`` field, hash to that field.
+
+    Append writes ``canonical(record)`` and hashes ``canonical(record without hash)``, which is
+    the same bytes less ``,"hash":"..."``; so any byte changed in the line (even re-spacing)
+    shows, and no re-serialisation is needed."""
+    claimed = rec["hash"]
+    line = raw[:-1] if raw.endswith(b"\n") else raw
+    field = b'"hash":"' + claimed.encode() + b'"'
+    at = line.find(b"," + field)
+    if at >= 0:
+        body = line[:at] + line[at + len(field) + 1:]
+    elif line.startswith(b"{" + field + b","):
+        body = b"{" + line[len(field) + 2:]
+    elif line == b"{" + field + b"}":
+        body = b"{}"
+    else:
+        return False
+    return bool(sha256(body).hexdigest() == claimed)
+
+
+def _broken_link(stream: _Stream, rec: dict[str, Any], prev_hash: str, expected: int,
+                 last: dict[str, Any] | None, where: tuple[str, int],
+                 last_where: tuple[str, int]) -> Problem:
+    """Name what happened when ``rec`` (hash intact) does not link to the record before it."""
+    nxt = stream.peek()
+    seq = rec["seq"]
+    if last is not None and rec["hash"] == last["hash"]:
+        return Problem(*where, "inserted", f"a copy of the line before it (seq {seq})", seq)
+    if nxt is not None and nxt["prev"] == prev_hash:
+        if rec["prev"] == nxt["hash"]:
+            return Problem(*where, "reordered", f"seq {seq} comes before seq {nxt['seq']}; the "
+                           "two records were swapped", seq)
+        return Problem(*where, "inserted", f"the chain does not pass through this line (seq {seq});"
+                       " the next line links to the record before it", seq)
+    if last is not None and rec["prev"] == last["prev"] and seq == last["seq"]:
+        return Problem(*last_where, "inserted", f"the chain does not pass through this line (seq "
+                       f"{seq}); the next line links to the record before it", seq)
+    if last is not None and seq == expected:
+        return Problem(*last_where, "edited", f"re-hashed after a change: the next record (seq "
+                       f"{seq}) was chained to a different version of it", last["seq"])
+    if seq > expected:
+        for name, number, raw in stream:
+            other = _parse(raw)
+            if other is not None and other["seq"] == expected and other["prev"] == prev_hash:
+                return Problem(*where, "reordered", f"seq {expected} belongs here but is at "
+                               f"{name}:{number}", seq)
+        missing = seq - expected
+        return Problem(*where, "deleted", f"{missing} record{'s' if missing > 1 else ''} missing "
+                       f"before this line (seq jumps from {expected - 1} to {seq})", seq)
+    return Problem(*where, "reordered", f"seq {seq} appears after seq {expected - 1}", seq)
+
+
+def verify(gov_dir: str) -> Report:
+    """Check every record and the chain; stop at the first bad line."""
+    report = Report(files=[os.path.basename(p) for p in ledger_files(gov_dir)])
+    stream = _Stream(lines(gov_dir))
+    head = report.head = read_head(gov_dir)
+    at_head: tuple[str, tuple[str, int]] | None = None  # the hash recorded at the head's seq
+    prev_hash, expected = GENESIS, 1
+    last: dict[str, Any] | None = None
+    last_where = ("", 0)
+    for name, number, raw in stream:
+        where = (name, number)
+        rec = _parse(raw)
+        if rec is None:
+            if not raw.endswith(b"\n"):
+                kind, detail = "torn", ("the last line is incomplete (a write was cut off); the "
+                                        "next append moves it to " + TORN)
+            else:
+                kind, detail = "torn", "not a complete JSON ledger record (cut off or edited)"
+            report.problem = Problem(name, number, kind, detail)
+            break
+        if not _hash_ok(rec, raw):
+            nxt = stream.peek()
+            if nxt is not None and nxt["prev"] == prev_hash and rec["prev"] != prev_hash:
+                report.problem = Problem(name, number, "inserted", "not part of the chain: the "
+                                         "next line links to the record before it", rec["seq"])
+            else:
+                report.problem = Problem(name, number, "edited", f"the content of seq "
+                                         f"{rec['seq']} no longer matches its hash", rec["seq"])
+            break
+        if rec["prev"] != prev_hash or rec["seq"] != expected:
+            report.problem = _broken_link(stream, rec, prev_hash, expected, last, where,
+                                          last_where)
+            break
+        report.records += 1
+        report.last_hash = rec["hash"]
+        if head is not None and rec["seq"] == head["seq"]:
+            at_head = (rec["hash"], where)
+        prev_hash, expected = rec["hash"], rec["seq"] + 1
+        last, last_where = rec, where
+    if report.problem is None:
+        _check_head(report, last, last_where, at_head)
+    _add_notes(gov_dir, report)
+    report.ok = report.problem is None
+    return report
+
+
+def _check_head(report: Report, last: dict[str, Any] | None, last_where: tuple[str, int],
+                at_head: tuple[str, tuple[str, int]] | None) -> None:
+    """Compare the end of the chain with the head sidecar (which knows the last append)."""
+    head = report.head
+    if head is None:
+        if last is not None:
+            report.notes.append("the head sidecar ledger.head is missing; the next append "
+                                "rebuilds it")
+        return
+    last_seq = last["seq"] if last else 0
+    if head["seq"] > last_seq:
+        end = (last_where[0] or "ledger.jsonl", last_where[1] + 1)
+        report.problem = Problem(*end, "deleted", f"the ledger ends at seq {last_seq} but its head "
+                                 f"records seq {head['seq']}: records were removed from the end",
+                                 last_seq + 1)
+    elif head["seq"] == 0:
+        return
+    elif at_head is None or at_head[0] != head["hash"]:
+        where = at_head[1] if at_head else last_where
+        report.problem = Problem(*where, "edited", f"seq {head['seq']} does not match the hash "
+                                 "the head recorded for it", head["seq"])
+    elif head["seq"] < last_seq:
+        behind = last_seq - head["seq"]
+        report.notes.append(f"the head is {'one record' if behind == 1 else f'{behind} records'} "
+                            f"behind (written before a crash or while the head could not be "
+                            "updated); the next append adopts them")
+
+
+def _add_notes(gov_dir: str, report: Report) -> None:
+    torn = os.path.join(gov_dir, TORN)
+    if os.path.exists(torn):
+        with open(torn, "rb") as fh:
+            count = sum(1 for _ in fh)
+        report.notes.append(f"{count} torn fragment{'s' if count != 1 else ''} from interrupted "
+                            f"appends set aside in {TORN} (no complete record is lost)")
+    for path in ledger_files(gov_dir):
+        mode = os.stat(path).st_mode & 0o777
+        if mode & 0o077:
+            report.notes.append(f"{os.path.basename(path)} has mode {mode:o}; expected 600")

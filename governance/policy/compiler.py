@@ -1,0 +1,279 @@
+"""Validate activity matrix files and compile them into the form the hook reads.
+
+Cold path only: imports yaml and pydantic. ``compile_matrix`` takes the raw bytes of the packaged
+default and of the project's override (if any), validates them fully and returns a plain dict
+(marshal-serialisable) plus the list of problems found. Errors make the matrix unusable; warnings are
+reported by ``governance validate`` but do not stop governance.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from governance.policy.schema import (
+    ACTIONS,
+    ALL_STATES,
+    DEFAULT_STATES,
+    MatrixFile,
+    Settings,
+    describe_validation_error,
+)
+
+BLOCKING = ("block", "redirect")
+
+
+class Problem:
+    __slots__ = ("file", "fix", "key", "level", "message")
+
+    def __init__(self, level: str, file: str, key: str, message: str, fix: str = "") -> None:
+        self.level, self.file, self.key, self.message, self.fix = level, file, key, message, fix
+
+    def render(self) -> str:
+        text = f"{self.level}: {self.file}: at key {self.key}: {self.message}"
+        return text + (f" Fix: {self.fix}" if self.fix else "")
+
+
+def _parse(path: str, data: bytes, problems: list[Problem]) -> MatrixFile | None:
+    try:
+        raw = yaml.safe_load(data.decode("utf-8")) if data.strip() else {}
+    except UnicodeDecodeError as exc:
+        problems.append(Problem("error", path, "(file)", f"not UTF-8 text ({exc.reason})",
+                                "save the file as UTF-8"))
+        return None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        problems.append(Problem("error", path, where, f"YAML syntax error: {exc}".replace("\n", " "),
+                                "correct the YAML at that line"))
+        return None
+    if not isinstance(raw, dict):
+        problems.append(Problem("error", path, "(top level)",
+                                f"expected a mapping of sections, got {type(raw).__name__}",
+                                "start the file with keys such as version:, rules:"))
+        return None
+    try:
+        return MatrixFile.model_validate(raw)
+    except ValidationError as exc:
+        for key, text in describe_validation_error(exc):
+            problems.append(Problem("error", path, key, text, "see the matrix format in README.md"))
+        return None
+
+
+def _glob_ok(pattern: str) -> bool:
+    if not pattern:
+        return False
+    try:
+        re.compile(fnmatch.translate(pattern))
+    except re.error:
+        return False
+    return True
+
+
+class _Layer:
+    """One parsed file with the file name kept for every entry, so rules name their origin."""
+
+    def __init__(self, path: str, model: MatrixFile) -> None:
+        self.path = path
+        self.model = model
+
+
+def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | None,
+                   config_hash: str) -> tuple[dict[str, Any] | None, list[Problem]]:
+    problems: list[Problem] = []
+    layers: list[_Layer] = []
+    base = _parse(default[0], default[1], problems)
+    if override is not None:
+        top = _parse(override[0], override[1], problems)
+        if top is None:
+            return None, problems
+        if top.extends == "default":
+            if base is None:
+                return None, problems
+            layers = [_Layer(default[0], base), _Layer(override[0], top)]
+        else:
+            layers = [_Layer(override[0], top)]
+            if base is not None:
+                # the override may omit tools/protected paths: inherit those from the default
+                layers.insert(0, _Layer(default[0], base))
+                layers[0].model = MatrixFile(tools=base.tools, protected_paths=base.protected_paths,
+                                             shell=base.shell)
+    elif base is not None:
+        layers = [_Layer(default[0], base)]
+    if not layers or problems:
+        return None, problems
+    return _build(layers, config_hash, problems), problems
+
+
+def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> dict[str, Any] | None:
+    top = layers[-1]
+    main = top.path
+    states = list(top.model.states or next(
+        (ly.model.states for ly in reversed(layers) if ly.model.states), DEFAULT_STATES))
+    settings = Settings()
+    for ly in layers:
+        if ly.model.settings is not None:
+            settings = ly.model.settings
+    default_action = top.model.default_action
+    # rules: primitive -> state -> (action, message, redirect_to, file, key)
+    rules: dict[str, dict[str, tuple[str, str, str, str, str]]] = {}
+    for ly in layers:
+        for prim, per_state in ly.model.rules.items():
+            slot = rules.setdefault(prim, {})
+            for state, rule in per_state.items():
+                key = f"rules.{prim}.{state}"
+                if state != ALL_STATES and state not in states:
+                    problems.append(Problem(
+                        "error", ly.path, key, f"unknown state {state!r}",
+                        f"use one of {', '.join(states)} or {ALL_STATES}, or add it to states:"))
+                if rule.action == "redirect" and not rule.redirect_to:
+                    problems.append(Problem("error", ly.path, key, "action redirect needs redirect_to",
+                                            "name the tool or agent to use instead"))
+                slot[state] = (rule.action, rule.message or "", rule.redirect_to or "", ly.path, key)
+    if settings.fallback_state not in states:
+        problems.append(Problem("error", main, "settings.fallback_state",
+                                f"unknown state {settings.fallback_state!r}",
+                                f"use one of {', '.join(states)}"))
+    decide: dict[str, dict[str, tuple[str, str, str, str, str]]] = {s: {} for s in states}
+    for prim, by_state in rules.items():
+        for state in states:
+            entry = by_state.get(state) or by_state.get(ALL_STATES)
+            if entry is not None:
+                decide[state][prim] = entry
+    tools_exact: dict[str, tuple[str, str, str]] = {}
+    tools_glob: list[tuple[str, str, str, str]] = []
+    own_tools = top.model.tools is not None
+    for ly in reversed(layers):  # top layer's entries are tried first
+        for name, prim in (ly.model.tools or {}).items():
+            key = f"tools.{name}"
+            if not name.strip():
+                problems.append(Problem("error", ly.path, key, "empty tool name",
+                                        "write the tool's name, e.g. WebFetch or mcp__memory__*"))
+                continue
+            if any(ch in name for ch in "*?["):
+                if not _glob_ok(name):
+                    problems.append(Problem("error", ly.path, key, f"bad glob {name!r}",
+                                            "use fnmatch syntax such as mcp__memory__*"))
+                    continue
+                tools_glob.append((name, prim, ly.path, key))
+            elif name not in tools_exact:
+                tools_exact[name] = (prim, ly.path, key)
+            if prim not in rules:
+                level = "error" if (own_tools and ly is top) else "warning"
+                problems.append(Problem(
+                    level, ly.path, key, f"tool {name!r} maps to primitive {prim!r}, which has no rules",
+                    f"add rules.{prim} or map the tool to a primitive that has rules"
+                    + ("" if level == "error" else f" (calls get default_action {default_action})")))
+    protected: list[str] = []
+    for ly in reversed(layers):
+        for i, pattern in enumerate(ly.model.protected_paths or []):
+            if not _glob_ok(pattern):
+                problems.append(Problem("error", ly.path, f"protected_paths[{i}]",
+                                        f"bad glob {pattern!r}", "use fnmatch syntax"))
+            elif pattern not in protected:
+                protected.append(pattern)
+    phase_to_state: dict[str, str] = {}
+    for ly in layers:
+        for phase, state in (ly.model.phase_to_state or {}).items():
+            key = f"phase_to_state.{phase}"
+            if phase.count("/") != 1 or not all(phase.split("/")):
+                problems.append(Problem("error", ly.path, key, "expected a key of the form cycle/PHASE",
+                                        "write e.g. implementation-cycle/DO: DO"))
+            if state not in states:
+                problems.append(Problem("error", ly.path, key, f"unknown state {state!r}",
+                                        f"use one of {', '.join(states)}"))
+            phase_to_state[phase] = state
+    cycles: dict[str, list[str]] = {}
+    for phase in phase_to_state:
+        cycle, _, name = phase.partition("/")
+        cycles.setdefault(cycle, []).append(name)
+    for ly in layers:
+        for cycle, phases in (ly.model.cycles or {}).items():
+            for i, name in enumerate(phases):
+                if f"{cycle}/{name}" not in phase_to_state and name not in states:
+                    problems.append(Problem(
+                        "error", ly.path, f"cycles.{cycle}[{i}]",
+                        f"phase {name!r} of {cycle} maps to no state",
+                        f"add phase_to_state.{cycle}/{name}: STATE"))
+            cycles[cycle] = list(phases)
+    skills: dict[str, dict[str, Any]] = {}
+    for ly in layers:
+        for state, restriction in (ly.model.skill_restrictions or {}).items():
+            key = f"skill_restrictions.{state}"
+            if state not in states:
+                problems.append(Problem("error", ly.path, key, f"unknown state {state!r}",
+                                        f"use one of {', '.join(states)}"))
+            for pattern in [*(restriction.allowed or []), *restriction.blocked]:
+                if not _glob_ok(pattern):
+                    problems.append(Problem("error", ly.path, key, f"bad glob {pattern!r}",
+                                            "use fnmatch syntax such as new-*"))
+            skills[state] = {"allowed": restriction.allowed, "blocked": list(restriction.blocked),
+                             "message": restriction.block_message, "file": ly.path, "key": key}
+    shell = _compile_shell(layers, problems)
+    mapped = {entry[0] for entry in tools_exact.values()} | {g[1] for g in tools_glob}
+    mapped |= set(shell.get("primitives", ())) if shell else set()
+    mapped |= {"shell-execute", "shell-background", "skill-invoke", "governance-admin", "unknown"}
+    for prim in rules:
+        if prim not in mapped:
+            origin = next(ly.path for ly in reversed(layers) if prim in ly.model.rules)
+            problems.append(Problem("warning", origin, f"rules.{prim}",
+                                    f"no tool or shell pattern maps to primitive {prim!r}",
+                                    "map a tool to it under tools:, or remove the rules"))
+    if any(p.level == "error" for p in problems):
+        return None
+    return {
+        "config_hash": config_hash,
+        "files": [ly.path for ly in layers],
+        "states": states,
+        "default_action": default_action,
+        "default_file": main,
+        "settings": settings.model_dump(),
+        "decide": decide,
+        "summary": _summary(decide),
+        "allowed_in": {p: [s for s in states if decide[s].get(p, ("?",))[0] not in BLOCKING]
+                       for p in rules},
+        "tools_exact": tools_exact,
+        "tools_glob": tools_glob,
+        "protected": protected,
+        "skills": skills,
+        "phase_to_state": phase_to_state,
+        "cycles": cycles,
+        "shell": shell,
+    }
+
+
+def _summary(decide: dict[str, dict[str, tuple[str, str, str, str, str]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for state, table in decide.items():
+        by_action: dict[str, list[str]] = {a: [] for a in ACTIONS}
+        for prim, entry in table.items():
+            by_action[entry[0]].append(prim)
+        blocked = sorted(by_action["block"] + by_action["redirect"])
+        out[state] = {"blocked": blocked, "warned": sorted(by_action["warn"]),
+                      "asked": sorted(by_action["ask"]), "allowed": sorted(by_action["allow"])}
+    return out
+
+
+def _compile_shell(layers: list[_Layer], problems: list[Problem]) -> dict[str, Any] | None:
+    sections = [(ly.path, ly.model.shell) for ly in layers if ly.model.shell]
+    if not sections:
+        return None
+    try:
+        from governance.shell import schema as shell_schema
+    except ImportError:  # shell analysis not installed: Bash stays shell-execute
+        return None
+    compiled: dict[str, Any] | None = None
+    for path, section in sections:
+        try:
+            piece = shell_schema.compile_shell(section, path)
+        except Exception as exc:  # the shell schema reports its own errors as GovernanceError
+            key = getattr(exc, "key", None) or "shell"
+            problems.append(Problem("error", path, str(key), getattr(exc, "message", str(exc)),
+                                    getattr(exc, "fix", "") or ""))
+            continue
+        compiled = piece if compiled is None else shell_schema.merge_shell(compiled, piece)
+    return compiled

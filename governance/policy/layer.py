@@ -1,0 +1,174 @@
+"""GovernanceLayer: the one place that decides what a tool call may do in the current state.
+
+Hot path: imports ``os`` and our small modules (``wildcard`` instead of ``fnmatch``). Deciding
+is a dictionary look-up:
+``decide[state][primitive]`` was expanded from ``rules[primitive][STATE | _all_states]`` when the
+matrix was compiled.
+"""
+
+from __future__ import annotations
+
+import os
+
+from governance.policy import matrix as matrix_module
+from governance.policy import wildcard
+from governance.policy.decision import SEVERITY, Decision
+from governance.policy.state import StateView, read_state
+from governance.project import default_matrix_path
+from governance.shell.act import Act
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+SHELL_TOOLS = ("Bash",)
+
+
+class GovernanceLayer:
+    def __init__(self, project_dir: str, matrix: dict[str, Any] | None = None) -> None:
+        self.project_dir = project_dir
+        self.matrix = matrix if matrix is not None else matrix_module.load(project_dir)
+        self._state: StateView | None = None
+
+    # --- state -------------------------------------------------------------------------------
+    def get_activity_state(self) -> StateView:
+        if self._state is None:
+            self._state = read_state(self.project_dir, self.matrix)
+        return self._state
+
+    def blocked_primitives(self, state: str) -> list[str]:
+        summary = self.matrix["summary"].get(state)
+        return list(summary["blocked"]) if summary else []
+
+    def summary(self, state: str) -> dict[str, list[str]]:
+        return dict(self.matrix["summary"].get(state, {}))
+
+    # --- mapping -----------------------------------------------------------------------------
+    def map_tool_to_primitive(self, tool_name: str, tool_input: dict[str, Any] | None = None,
+                              cwd: str | None = None) -> str:
+        """The primitive of a tool call (for Bash, the most restrictive of its acts)."""
+        acts, _ = self.acts_for(tool_name, tool_input or {}, cwd)
+        if len(acts) == 1:
+            return acts[0].primitive
+        state = self.get_activity_state().state
+        return max(acts, key=lambda a: SEVERITY[self._rule(a.primitive, state)[0]]).primitive
+
+    def tool_primitive(self, tool_name: str) -> tuple[str, str]:
+        """(primitive, mapping key) from the tools: section; ``unknown`` when nothing matches."""
+        exact = self.matrix["tools_exact"].get(tool_name)
+        if exact is not None:
+            return exact[0], exact[2]
+        for pattern, primitive, _file, key in self.matrix["tools_glob"]:
+            if wildcard.match(tool_name, pattern):
+                return primitive, key
+        return "unknown", "default_action"
+
+    def acts_for(self, tool_name: str, tool_input: dict[str, Any],
+                 cwd: str | None = None) -> tuple[list[Act], str]:
+        primitive, map_key = self.tool_primitive(tool_name)
+        if tool_name in FILE_TOOLS:
+            target = tool_input.get(FILE_TOOLS[tool_name])
+            if isinstance(target, str) and self.is_protected(target, cwd):
+                return [Act("governance-admin", target, "writes a governance-protected file")], \
+                    "protected_paths"
+        if tool_name in SHELL_TOOLS:
+            return self._shell_acts(tool_input, cwd, primitive), map_key
+        return [Act(primitive)], map_key
+
+    def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
+        command = tool_input.get("command")
+        acts: list[Act] = []
+        shell = matrix_module.load_shell(self.project_dir, self.matrix)
+        if shell and isinstance(command, str):
+            from governance.shell.analysis import analyse_command
+
+            base = cwd or self.project_dir
+            acts = list(analyse_command(command, shell,
+                                        is_protected=lambda p: self.is_protected(p, base)))
+        if tool_input.get("run_in_background") is True:
+            acts.insert(0, Act("shell-background", "run_in_background: true",
+                               "runs in the background"))
+        return acts or [Act(primitive, command if isinstance(command, str) else "")]
+
+    def is_protected(self, path: str, cwd: str | None = None) -> bool:
+        """True when ``path`` is a governance file the agent may not change."""
+        base = cwd or self.project_dir
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+        if full == os.path.realpath(default_matrix_path()):
+            return True
+        root = self.project_dir
+        if full == root or not full.startswith(root + os.sep):
+            rel = None
+        else:
+            rel = full[len(root) + 1:]
+        for pattern in self.matrix["protected"]:
+            if os.path.isabs(pattern):
+                if wildcard.match(full, pattern):
+                    return True
+            elif rel is not None and wildcard.match(rel, pattern):
+                return True
+        return False
+
+    # --- deciding ----------------------------------------------------------------------------
+    def _rule(self, primitive: str, state: str) -> tuple[str, str, str, str, str]:
+        entry = self.matrix["decide"].get(state, {}).get(primitive)
+        if entry is None:
+            return (self.matrix["default_action"], "", "", self.matrix["default_file"],
+                    "default_action")
+        return tuple(entry)
+
+    def check_activity(self, primitive: str, state: StateView | str | None = None,
+                       context: dict[str, Any] | None = None) -> Decision:
+        """The decision for one primitive in a state (the current state when not given)."""
+        if state is None:
+            view = self.get_activity_state()
+        elif isinstance(state, str):
+            view = StateView(state, source="given")
+        else:
+            view = state
+        action, message, redirect_to, rule_file, rule_key = self._rule(primitive, view.state)
+        context = context or {}
+        decision = Decision(action, primitive, view, rule_file, rule_key, message, redirect_to,
+                            tool=str(context.get("tool_name", "")))
+        if primitive == "skill-invoke" and action not in ("block", "redirect"):
+            self._check_skill(decision, context.get("tool_input") or {})
+        return decision
+
+    def _check_skill(self, decision: Decision, tool_input: dict[str, Any]) -> None:
+        restriction = self.matrix["skills"].get(decision.state.state)
+        skill = tool_input.get("skill") or tool_input.get("name") or tool_input.get("command")
+        if not restriction or not isinstance(skill, str):
+            return
+        blocked = any(wildcard.match(skill, p) for p in restriction["blocked"])
+        allowed = restriction["allowed"]
+        if not blocked and allowed is not None:
+            blocked = not any(wildcard.match(skill, p) for p in allowed)
+        if blocked:
+            decision.action = "block"
+            decision.message = restriction["message"].replace("{skill}", skill)
+            decision.rule_file = restriction["file"]
+            decision.rule_key = restriction["key"]
+            decision.segment = skill
+
+    def decide(self, tool_name: str, tool_input: dict[str, Any], cwd: str | None = None) -> Decision:
+        """The decision for a whole tool call: the most restrictive of its acts."""
+        acts, map_key = self.acts_for(tool_name, tool_input, cwd)
+        view = self.get_activity_state()
+        context = {"tool_name": tool_name, "tool_input": tool_input}
+        best: Decision | None = None
+        records = []
+        for act in acts:
+            decision = self.check_activity(act.primitive, view, context)
+            decision.segment = decision.segment or act.segment
+            records.append({"primitive": act.primitive, "segment": act.segment,
+                            "reason": act.reason, "action": decision.action})
+            if best is None or SEVERITY[decision.action] > SEVERITY[best.action] or (
+                    SEVERITY[decision.action] == SEVERITY[best.action]
+                    and act.primitive == "governance-admin"):
+                best = decision  # on a tie, self-protection's message is the one to show
+        assert best is not None
+        best.acts = records
+        best.map_rule = map_key
+        return best

@@ -1,0 +1,301 @@
+"""The compiled activity matrix, as the hook reads it.
+
+Hot path: imports only ``os``, ``marshal`` and the builtin sha256. Each call reads the source files
+(the packaged default and the project's override), hashes their bytes, and loads the compiled form
+from ``<project>/.claude/governance/.cache/matrix-<hash>.marshal``. Only when no cache exists for
+these exact bytes does it import the compiler (yaml + pydantic), validate and write the cache. A
+matrix that fails validation is cached as an error too, so every later call reports the same error
+quickly until the file is fixed; it is never replaced by defaults.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from governance.errors import ConfigError
+from governance.project import (
+    default_matrix_path,
+    governance_dir,
+    override_matrix_path,
+    require_config_libraries,
+)
+
+try:
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - interpreters without the builtin module
+    from hashlib import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CACHE_DIR = ".cache"
+FORMAT = 6  # bump when the compiled form changes
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the activity matrix ({exc.strerror})", file=path,
+                          fix="check the file's permissions") from None
+
+
+def read_sources(project_dir: str) -> tuple[tuple[str, bytes], tuple[str, bytes] | None, str]:
+    """The default and override sources with a content hash over both."""
+    default_path = default_matrix_path()
+    default_bytes = _read(default_path)
+    if default_bytes is None:
+        raise ConfigError("the packaged default activity matrix is missing", file=default_path,
+                          fix="reinstall claude-governance or set GOVERNANCE_DEFAULT_MATRIX")
+    override_path = override_matrix_path(project_dir)
+    override_bytes = _read(override_path)
+    digest = sha256(default_bytes)
+    digest.update(b"\0override\0")
+    if override_bytes is not None:
+        digest.update(override_bytes)
+    override = None if override_bytes is None else (override_path, override_bytes)
+    return (default_path, default_bytes), override, digest.hexdigest()
+
+
+def cache_path(project_dir: str, config_hash: str) -> str:
+    return os.path.join(governance_dir(project_dir), CACHE_DIR,
+                        f"matrix-f{FORMAT}-{config_hash[:32]}.marshal")
+
+
+def _signature(project_dir: str) -> tuple[tuple[object, ...], ...] | None:
+    """What identifies the sources' bytes without reading them: path, size, mtime, ctime, inode
+    (any write changes the ctime). None when a source cannot even be stat'ed."""
+    signature: list[tuple[object, ...]] = []
+    for path in (default_matrix_path(), override_matrix_path(project_dir)):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            signature.append((path,))
+            continue
+        except OSError:
+            return None
+        signature.append((path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return tuple(signature)
+
+
+def _signature_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), CACHE_DIR, f"sources-f{FORMAT}.marshal")
+
+
+def _known_hash(project_dir: str, signature: object) -> str | None:
+    try:
+        with open(_signature_path(project_dir), "rb") as fh:
+            known = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if isinstance(known, dict) and known.get("signature") == signature:
+        return str(known["hash"])
+    return None
+
+
+def _read_cache(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            cached = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(cached, dict):
+        return None
+    if "rule_files" in cached:
+        for table in LAZY_CORE:
+            cached[table] = LazyTable(cached[table])
+        cached["decide"] = DecideTable(cached["decide"])
+        cached["decide"].files = cached["rule_files"]
+    return cached
+
+
+def load(project_dir: str) -> dict[str, Any]:
+    """The compiled matrix for a project; raises ConfigError when it is invalid.
+
+    Fast path: stat the sources, and when they are as last seen, open the cache named by the
+    content hash remembered for them. Otherwise read and hash the sources (and remember them)."""
+    signature = _signature(project_dir)
+    known = _known_hash(project_dir, signature) if signature else None
+    cached = _read_cache(cache_path(project_dir, known)) if known else None
+    if cached is None:
+        default, override, config_hash = read_sources(project_dir)
+        path = cache_path(project_dir, config_hash)
+        cached = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
+        if signature:
+            _dump_quietly(_signature_path(project_dir),
+                          {"signature": signature, "hash": config_hash})
+    error = cached.get("error")
+    if error:
+        raise ConfigError(error, file=cached.get("file"), key=cached.get("key"),
+                          fix="run `governance validate` to see every problem")
+    return cached
+
+
+def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, bytes] | None,
+            config_hash: str, path: str) -> dict[str, Any]:
+    """Validate and compile the sources, then store the result (or the error) in the cache."""
+    require_config_libraries(default[0] if override is None else override[0])
+    from governance.policy.compiler import compile_matrix
+
+    compiled, problems = compile_matrix(default, override, config_hash)
+    if compiled is None:
+        errors = [p for p in problems if p.level == "error"] or problems
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        result: dict[str, Any] = {"error": f"at key {first.key}: {first.message}{more}",
+                                  "file": first.file, "key": None}
+    else:
+        result = compiled
+    write_cache(path, result)
+    return result
+
+
+# Tables of the shell patterns whose entries stay marshalled until a command needs one: a Bash
+# call looks up a handful of names, and unmarshalling every entry costs more than its analysis.
+LAZY_TABLES = ("commands", "wrappers")
+# The same for the matrix itself: a call needs one state's summary, one rule of that state's table
+# and one tool's mapping. ``decide`` is lazy twice (by state, then by primitive, with the rule's
+# file stored as an index into ``rule_files``); ``allowed_in`` is only read when a call is denied.
+LAZY_CORE = ("summary", "tools_exact")
+
+
+class LazyTable(dict):  # type: ignore[type-arg]
+    """A table whose values are marshalled bytes, decoded on first use."""
+
+    def _decode(self, value: bytes) -> Any:
+        return marshal.loads(value)
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if type(value) is bytes:
+            value = self._decode(value)
+            dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get would recurse)
+
+    def values(self) -> Any:
+        return [self[key] for key in self]
+
+    def items(self) -> Any:
+        return [(key, self[key]) for key in self]
+
+
+class RuleTable(LazyTable):
+    """One state's rules: primitive -> (action, message, redirect_to, file, key)."""
+
+    files: list[str]
+
+    def _decode(self, value: bytes) -> Any:
+        action, message, redirect_to, file_index, key = marshal.loads(value)
+        return (action, message, redirect_to, self.files[file_index], key)
+
+
+class DecideTable(LazyTable):
+    """State -> RuleTable."""
+
+    files: list[str]
+
+    def _decode(self, value: bytes) -> Any:
+        table = RuleTable(marshal.loads(value))
+        table.files = self.files
+        return table
+
+
+def _marshalled(table: dict[str, Any]) -> dict[str, bytes]:
+    return {key: marshal.dumps(value) for key, value in table.items()}
+
+
+def _store_core(value: dict[str, Any]) -> dict[str, Any]:
+    files = list(dict.fromkeys([*value["files"], value["default_file"]]))
+    decide = {state: marshal.dumps({prim: marshal.dumps((*entry[:3], files.index(entry[3]),
+                                                         entry[4]))
+                                    for prim, entry in table.items()})
+              for state, table in value["decide"].items()}
+    core = {k: (_marshalled(v) if k in LAZY_CORE else v) for k, v in value.items()}
+    core.update(format=FORMAT, decide=decide, rule_files=files,
+                allowed_in=marshal.dumps(value["allowed_in"]))
+    return core
+
+
+def allowed_states(compiled: dict[str, Any], primitive: str) -> list[str]:
+    """The states in which ``primitive`` is not blocked (for a denial's "instead")."""
+    table = compiled["allowed_in"]
+    if type(table) is bytes:
+        table = compiled["allowed_in"] = marshal.loads(table)
+    return list(table.get(primitive, []))
+
+
+def shell_cache_path(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, "shell-" + name[len("matrix-"):])
+
+
+def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | None:
+    """The compiled shell patterns, kept in a file of their own: only Bash calls need them."""
+    shell = compiled.get("shell")
+    if shell is not True:
+        return shell if isinstance(shell, dict) else None
+    path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
+    try:
+        with open(path, "rb") as fh:
+            loaded = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        default, override, config_hash = read_sources(project_dir)
+        loaded = rebuild(project_dir, default, override, config_hash,
+                         cache_path(project_dir, config_hash)).get("shell")
+    if not isinstance(loaded, dict):
+        return None
+    for table in LAZY_TABLES:
+        if isinstance(loaded.get(table), dict):
+            loaded[table] = LazyTable(loaded[table])
+    return loaded
+
+
+def _dump(path: str, value: Any) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            marshal.dump(value, fh)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _dump_quietly(path: str, value: Any) -> None:
+    try:
+        _dump(path, value)
+    except OSError:
+        pass
+
+
+def write_cache(path: str, value: dict[str, Any]) -> None:
+    """Store a compiled matrix atomically (shell patterns apart); a read-only project simply keeps
+    no cache."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.startswith(("matrix-", "shell-")) and os.path.join(folder, name) != path:
+                os.unlink(os.path.join(folder, name))
+        core = value
+        shell = value.get("shell")
+        if isinstance(shell, dict):
+            stored = {k: (_marshalled(v) if k in LAZY_TABLES and isinstance(v, dict) else v)
+                      for k, v in shell.items()}
+            _dump(shell_cache_path(path), stored)
+            core = {**value, "shell": True}
+        _dump(path, _store_core(core) if "decide" in core else core)
+    except OSError:
+        pass

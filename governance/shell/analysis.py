@@ -1,0 +1,318 @@
+"""Shell analysis: one Bash ``command`` string -> the acts it performs.
+
+Hot path: imports ``os`` and our small modules (``shell_parse`` for the syntax, ``shell_rules`` for
+the patterns). ``analyse_command`` never raises and never returns an empty list: whatever cannot be
+analysed (a parse failure, a size or depth limit, a command name known only at run time) becomes a
+``shell-unknown`` act, plus a ``destructive`` act when its text looks destructive.
+
+Every simple command is resolved through wrappers (``sudo``, ``env``, ``timeout``, ``xargs``,
+``find -exec`` ...), nested shells and evaluators (``bash -c``, ``eval``, heredocs fed to a shell,
+recursing to ``max_depth``) and inline interpreters, then matched against the ``shell.commands``
+patterns of the compiled matrix. File targets (redirections, ``tee``, ``cp``, ``sed -i``,
+``dd of=``, ``rm`` ...) are checked with ``is_protected`` and become ``governance-admin`` when
+protected.
+"""
+
+from __future__ import annotations
+
+import os
+
+from governance.shell.act import Act
+from governance.shell.parser import LimitError, ParseError, Simple, parse
+from governance.shell.resolver import resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+QUIET = ("shell-read",)
+_GLOB_CHARS = "*?["
+_MAX_SEGMENT = 500
+
+
+def analyse_command(command: str, shell: dict[str, Any], *,
+                    is_protected: Callable[[str], bool]) -> list[Act]:
+    """The acts of one Bash command (never empty, never raises)."""
+    try:
+        limits = shell.get("limits") or {}
+        max_length = limits.get("max_length", 16384)
+        if len(command) > max_length:
+            return _unknown(command, shell, f"the command is longer than {max_length} characters")
+        analysis = _Analysis(shell, is_protected, limits)
+        analysis.text = command
+        analysis.script(command, 0, None)
+        return analysis.finish(command)
+    except ParseError as exc:
+        return _unknown(command, shell, f"the command cannot be parsed ({exc})")
+    except (LimitError, RecursionError) as exc:
+        return _unknown(command, shell, f"the command exceeds an analysis limit ({exc})")
+    except Exception as exc:  # never let an analysis bug become a silent allow or a crash
+        return _unknown(command, shell, f"the analysis failed ({type(exc).__name__})")
+
+
+def word_text(word: Any) -> str:
+    """The source text of a parsed word."""
+    return str(word.text[word.start:word.end]) if word.text is not None else ""
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_SEGMENT else text[:_MAX_SEGMENT] + "..."
+
+
+def _unknown(text: str, shell: dict[str, Any], why: str) -> list[Act]:
+    acts = [Act("shell-unknown", _clip(text), f"{why}; it is treated as shell-unknown")]
+    marker = destructive_marker(text, shell)
+    if marker:
+        acts.append(Act("destructive", _clip(text),
+                        f"the command cannot be analysed and mentions {marker.strip()!r}"))
+    return acts
+
+
+def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
+    lowered = text.lower()
+    for marker in shell.get("unknown_destructive_markers", ()):
+        if marker in lowered:
+            return str(marker)
+    return None
+
+
+class _Analysis:
+    __slots__ = ("acts", "budget", "cwd", "ifs", "is_protected", "limits", "seen", "shell", "text",
+                 "vars")
+
+    def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
+                 limits: dict[str, Any]) -> None:
+        self.shell = shell
+        self.is_protected = is_protected
+        self.limits = limits
+        self.acts: list[Act] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.vars: dict[str, str | None] = {}
+        self.cwd: str | None = ""
+        self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
+        self.text = ""                        # the whole command, for destructive-looking text
+        self.budget = [limits.get("max_words", 4000)]
+
+    # --- acts ------------------------------------------------------------------------------------
+    def add(self, primitive: str, segment: str, reason: str) -> None:
+        key = (primitive, segment)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.acts.append(Act(primitive, _clip(segment), reason))
+
+    def unknown(self, segment: str, why: str) -> None:
+        """Something only known at run time; destructive when the command's text looks it."""
+        self.add("shell-unknown", segment, why)
+        marker = destructive_marker(self.text or segment, self.shell)
+        if marker:
+            self.add("destructive", segment, f"{why}, and it mentions {marker.strip()!r}")
+
+    def finish(self, command: str) -> list[Act]:
+        acts = self.acts
+        loud = [a for a in acts if a.primitive not in QUIET]
+        if loud:
+            return loud
+        if acts:
+            return [acts[0]]
+        return [Act("shell-read", _clip(command.strip()), "the command runs nothing of interest")]
+
+    # --- scripts and commands --------------------------------------------------------------------
+    def script(self, text: str, depth: int, outer: str | None) -> None:
+        if depth > self.limits.get("max_depth", 6):
+            raise LimitError("nested shells too deep")
+        cmds = parse(text, self.limits.get("max_nesting", 48), 0, self.budget)
+        self.commands(cmds, depth, outer)
+
+    def commands(self, cmds: list[Simple], depth: int, outer: str | None) -> None:
+        for cmd in cmds:
+            self.command(cmd, depth, outer)
+
+    def nested(self, word_parts: list[Any], depth: int, outer: str | None) -> None:
+        for part in word_parts:
+            if part[3]:
+                self.commands(part[3], depth, outer)
+
+    def command(self, cmd: Simple, depth: int, outer: str | None) -> None:
+        seg = outer if outer is not None else cmd.segment
+        for _, value in cmd.assigns:
+            self.nested(value.parts, depth, outer)
+        for word in cmd.words:
+            self.nested(word.parts, depth, outer)
+        for word in cmd.inert:
+            self.nested(word.parts, depth, outer)
+        for redir in cmd.redirs:
+            if redir.target is not None:
+                self.nested(redir.target.parts, depth, outer)
+            if redir.body_subs:
+                self.commands(redir.body_subs, depth, outer)
+        if cmd.words:
+            risky = self.shell.get("risky_env", {})
+            for name, _ in cmd.assigns:
+                if name in risky:
+                    self.add("code-exec", seg, f"setting {name} makes the command load other code")
+            fields, globs, raws = self.expand_words(cmd.words)
+            resolve(self, fields, globs, raws, cmd, seg, depth)
+        else:
+            for name, value in cmd.assigns:
+                self.vars[name] = self.expand_one(value.parts)
+                self.ifs = self.ifs or name == "IFS"
+            if cmd.assigns or cmd.inert:
+                self.add("shell-read", seg, "sets variables or tests values")
+        self.redirections(cmd, seg)
+        if cmd.background:
+            self.add("shell-background", seg, "'&' runs the command in the background")
+
+    def redirections(self, cmd: Simple, seg: str) -> None:
+        for redir in cmd.redirs:
+            op = redir.op
+            if op in (">", ">>", ">|", "&>", "&>>", "<>") or op == ">&":
+                target = redir.target
+                if target is None:
+                    continue
+                value = self.expand_one(target.parts)
+                raw = word_text(target)
+                if op == ">&" and (value is None or value.isdigit() or value == "-"):
+                    continue
+                self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}")
+
+    # --- words -----------------------------------------------------------------------------------
+    def expand_one(self, parts: list[Any]) -> str | None:
+        out: list[str] = []
+        for kind, value, _quoted, subs in parts:
+            if kind == "lit":
+                out.append(value)
+                continue
+            known = self.part_value(kind, value, subs)
+            if known is None:
+                return None
+            out.append(known)
+        return "".join(out)
+
+    def part_value(self, kind: str, value: str, subs: list[Simple] | None) -> str | None:
+        if kind == "var":
+            return self.vars.get(value) if value else None
+        if kind == "proc":
+            return "/dev/fd/63"
+        if kind == "sub" and subs and len(subs) == 1:
+            return self.echo_value(subs[0])
+        return None
+
+    def echo_value(self, cmd: Simple) -> str | None:
+        """The output of ``$(echo ...)`` / ``$(printf ...)`` with known arguments, else None."""
+        if cmd.redirs or cmd.assigns or not cmd.words:
+            return None
+        fields = [self.expand_one(w.parts) for w in cmd.words]
+        if any(f is None for f in fields):
+            return None
+        words: list[str] = [f for f in fields if f is not None]
+        if words[0] == "echo":
+            args = words[1:]
+            while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+                args = args[1:]
+            return " ".join(args)
+        if words[0] == "printf" and len(words) >= 2 and "%" not in words[1] and \
+                "\\" not in words[1]:
+            return words[1]
+        return None
+
+    def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
+        """Fields after expansion (None where only known at run time), per field whether an
+        unquoted glob or brace pattern makes it uncertain, and per field the word's source text."""
+        fields: list[str | None] = []
+        globs: list[bool] = []
+        raws: list[str] = []
+        for word in words:
+            raw = word_text(word)
+            current: list[str] | None = []
+            glob = False
+            pending_split: list[str] = []
+            for kind, value, quoted, subs in word.parts:
+                if kind == "lit":
+                    if not quoted and (any(c in value for c in _GLOB_CHARS) or
+                                       ("{" in value and ("," in value or ".." in value))):
+                        glob = True
+                    if current is not None:
+                        current.append(value)
+                    continue
+                known = self.part_value(kind, value, subs)
+                if known is None or (self.ifs and not quoted and kind != "proc"):
+                    current = None
+                    continue
+                if not quoted and kind != "proc" and (" " in known or "\t" in known or
+                                                      "\n" in known):
+                    pieces = known.split()
+                    if not pieces:
+                        continue
+                    if current is not None:
+                        current.append(pieces[0])
+                        pending_split.append("".join(current))
+                    else:
+                        pending_split.append("\x00")
+                    pending_split.extend(pieces[1:-1])
+                    current = [pieces[-1]] if len(pieces) > 1 else []
+                    continue
+                if current is not None:
+                    current.append(known)
+            for piece in pending_split:
+                fields.append(None if piece == "\x00" else piece)
+                globs.append(glob)
+                raws.append(raw)
+            fields.append(None if current is None else "".join(current))
+            globs.append(glob)
+            raws.append(raw)
+        return fields, globs, raws
+
+    # --- targets ---------------------------------------------------------------------------------
+    def target(self, value: str | None, raw: str, seg: str, primitive: str, reason: str,
+               folder: bool = False) -> None:
+        safe = self.shell.get("safe_targets", {})
+        if value is not None and (value in safe or value.startswith("/dev/fd/")):
+            return
+        self.add(primitive, seg, reason)
+        if self.protected(value, raw) or (folder and self.holds_protected(value)):
+            self.add("governance-admin", seg,
+                     f"{raw} is a governance-protected file: ask the user to make this change "
+                     "from a terminal")
+
+    def protected(self, value: str | None, raw: str) -> bool:
+        text = raw if value is None else value
+        if value is None or any(c in value for c in _GLOB_CHARS) or self.cwd is None:
+            lowered = text.lower()
+            if any(m in lowered for m in self.shell.get("protected_markers", ())):
+                return True
+            if value is None:
+                return False
+        path = os.path.expanduser(text)
+        if self.is_protected(path):
+            return True
+        if self.cwd and not os.path.isabs(path):
+            return self.is_protected(os.path.normpath(os.path.join(self.cwd, path)))
+        return False
+
+    def holds_protected(self, value: str | None) -> bool:
+        """A known folder target that contains a protected path (``rm -r .claude``)."""
+        if value is None or any(c in value for c in _GLOB_CHARS):
+            return False
+        folder = os.path.expanduser(value)
+        for probe in self.shell.get("protected_probes", ()):
+            path = os.path.join(folder, probe)
+            if self.is_protected(path):
+                return True
+            if self.cwd and not os.path.isabs(path) and \
+                    self.is_protected(os.path.normpath(os.path.join(self.cwd, path))):
+                return True
+        return False
+
+    def change_dir(self, fields: list[str | None]) -> None:
+        args = [f for f in fields[1:] if f is None or not f.startswith("-")]
+        if not args:
+            self.cwd = os.path.expanduser("~")
+            return
+        value = args[0]
+        if value is None or self.cwd is None:
+            self.cwd = None
+            return
+        value = os.path.expanduser(value)
+        self.cwd = os.path.normpath(os.path.join(self.cwd, value)) if self.cwd else value
+

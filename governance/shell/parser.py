@@ -1,0 +1,419 @@
+"""Bash syntax: one command string -> the simple commands it runs, with words and redirections.
+
+Hot path: imports only ``governance.shell.words`` (no ``re``: compiling patterns costs more than
+a character loop on commands of everyday size). A hand-written recursive-descent parser for the
+Bash grammar that matters to governance: lists (``;`` ``&&`` ``||`` ``|`` ``|&`` ``&`` and
+newlines), subshells, ``{ }`` groups, ``if``/``while``/``until``/``for``/``select``/``case``/
+function bodies, ``[[ ]]`` and ``(( ))``, assignments, redirections with file-descriptor prefixes,
+heredocs (``<<``, ``<<-``, quoted or not) and here-strings. Words (quoting and expansions) are
+read by ``governance.shell.words``.
+
+Compound commands are flattened: every simple command inside them, in order, is reported, because
+governance cares about what may run, not about control flow. Words keep their parts (literal text,
+variables, nested command lists) so that the analysis can tell a known word from a run-time one.
+
+Work is bounded: nesting deeper than ``max_nesting`` or more than ``max_words`` words raise
+:class:`LimitError`; malformed input raises :class:`ParseError`. Both are caught by the analysis.
+"""
+
+from __future__ import annotations
+
+from governance.shell.words import (
+    WORD_END,
+    LimitError,
+    ParseError,
+    Word,
+    WordLexer,
+    is_assignment,
+    name_end,
+)
+
+_OPEN_KEYWORDS = frozenset(("if", "then", "elif", "else", "do", "while", "until", "!", "{",
+                            "fi", "done", "}", "esac", "coproc"))
+__all__ = ["LimitError", "ParseError", "Parser", "Redir", "Simple", "Word", "parse"]
+
+
+class Redir:
+    __slots__ = ("body", "body_subs", "op", "target")
+
+    def __init__(self, op: str, target: Word | None) -> None:
+        self.op = op
+        self.target = target
+        self.body: str | None = None          # heredoc text
+        self.body_subs: list[Simple] = []     # commands substituted in an unquoted heredoc
+
+
+class Simple:
+    """One simple command: assignments, words, redirections; ``inert`` words are only expanded
+    (for-lists, case subjects and patterns, arithmetic)."""
+
+    __slots__ = ("assigns", "background", "end", "inert", "redirs", "start", "text", "words")
+
+    def __init__(self, text: str, start: int) -> None:
+        self.text = text
+        self.start = start
+        self.end = start
+        self.assigns: list[tuple[str, Word]] = []
+        self.words: list[Word] = []
+        self.redirs: list[Redir] = []
+        self.inert: list[Word] = []
+        self.background = False
+
+    @property
+    def segment(self) -> str:
+        return self.text[self.start:self.end].strip()
+
+
+class Parser(WordLexer):
+    def __init__(self, text: str, depth: int = 0, max_nesting: int = 48,
+                 max_words: int = 20000, budget: list[int] | None = None) -> None:
+        super().__init__(text, depth, max_nesting, max_words, budget)
+        self.pending: list[tuple[Redir, str, bool, bool]] = []
+
+    # --- entry -----------------------------------------------------------------------------------
+    def parse(self) -> list[Simple]:
+        out = self.seq(None, False)
+        if self.pending:
+            self._read_heredocs()
+        return out
+
+    # --- lists -----------------------------------------------------------------------------------
+    def seq(self, closer: str | None, case_body: bool) -> list[Simple]:
+        """Commands up to ``closer`` (``)``) or, in a case arm, up to ``;;``/``;&``/``esac``."""
+        s = self.s
+        out: list[Simple] = []
+        group = 0
+        while True:
+            self._blanks()
+            if self.i >= self.n:
+                if closer:
+                    raise ParseError(f"missing {closer!r}")
+                return out
+            c = s[self.i]
+            if c == "\n":
+                self.i += 1
+                self._read_heredocs()
+                group = len(out)
+            elif c == ")":
+                if closer != ")":
+                    raise ParseError("unexpected ')'")
+                self.i += 1
+                return out
+            elif c == ";":
+                if s.startswith(";;", self.i) or s.startswith(";&", self.i):
+                    if not case_body:
+                        raise ParseError("';;' outside case")
+                    self.i += 3 if s.startswith(";;&", self.i) else 2
+                    return out
+                self.i += 1
+                group = len(out)
+            elif c == "&" and not s.startswith("&>", self.i):
+                if s.startswith("&&", self.i):
+                    self.i += 2
+                else:
+                    self.i += 1
+                    for cmd in out[group:]:
+                        cmd.background = True
+                    group = len(out)
+            elif c == "|":
+                self.i += 2 if s.startswith(("||", "|&"), self.i) else 1
+            elif c == "(":
+                self._nest()
+                if s.startswith("((", self.i):
+                    self._arith_command(out)
+                else:
+                    self.i += 1
+                    self.depth += 1
+                    out.extend(self.seq(")", False))
+                    self.depth -= 1
+            else:
+                if case_body and self._at_word("esac"):
+                    return out
+                self._command(out)
+
+    def _at_word(self, word: str) -> bool:
+        j = self.i + len(word)
+        return self.s.startswith(word, self.i) and (j >= self.n or self.s[j] in WORD_END)
+
+    def _blanks(self) -> None:
+        s, n = self.s, self.n
+        i = self.i
+        while i < n:
+            c = s[i]
+            if c == " " or c == "\t" or c == "\r":
+                i += 1
+            elif c == "\\" and i + 1 < n and s[i + 1] == "\n":
+                i += 2
+            elif c == "#":
+                j = s.find("\n", i)
+                i = n if j < 0 else j
+            else:
+                break
+        self.i = i
+
+    # --- commands --------------------------------------------------------------------------------
+    def _command(self, out: list[Simple]) -> None:
+        self._spend()
+        s = self.s
+        cmd = Simple(s, self.i)
+        while True:
+            self._blanks()
+            i = self.i
+            if i >= self.n:
+                break
+            c = s[i]
+            if c in "\n;|)" or (c == "&" and not s.startswith(("&>", "&>>"), i)):
+                break
+            if c == "(":
+                if len(cmd.words) == 1 and not cmd.redirs:
+                    j = i + 1
+                    while j < self.n and s[j] in " \t":
+                        j += 1
+                    if j < self.n and s[j] == ")":   # name () compound: a function definition
+                        self.i = j + 1
+                        cmd.words = []
+                        break
+                raise ParseError("unexpected '('")
+            if self._redirection(cmd):
+                continue
+            word = self.word()
+            if not cmd.words:
+                if not cmd.redirs and is_assignment(s, word.start, self.n) and self._assign(cmd, word):
+                    continue
+                if not cmd.assigns and not cmd.redirs:
+                    key = self._keyword(word)
+                    if key is not None and self._keyword_action(key, cmd, out):
+                        cmd = Simple(s, self.i)
+                        continue
+            cmd.words.append(word)
+            cmd.end = word.end
+        if cmd.words or cmd.assigns or cmd.redirs or cmd.inert:
+            out.append(cmd)
+
+    def _keyword(self, word: Word) -> str | None:
+        parts = word.parts
+        if len(parts) == 1 and parts[0][0] == "lit" and not parts[0][2]:
+            value: str = parts[0][1]
+            if value in _OPEN_KEYWORDS or value in ("for", "select", "case", "function", "[["):
+                return value
+        return None
+
+    def _keyword_action(self, key: str, cmd: Simple, out: list[Simple]) -> bool:
+        """Handle a reserved word at command position; False means: treat it as a plain word."""
+        if key in _OPEN_KEYWORDS:
+            return True
+        if key in ("for", "select"):
+            self._blanks()
+            if self.s.startswith("((", self.i):
+                self._arith_command(out)
+                return True
+            self.word()                       # the loop variable
+            self._skip_newlines()
+            if self._at_word("in"):
+                self.i += 2
+                loop = Simple(self.s, self.i)
+                while True:
+                    self._blanks()
+                    if self.i >= self.n or self.s[self.i] in "\n;&|)":
+                        break
+                    loop.inert.append(self.word())
+                loop.end = self.i
+                out.append(loop)
+            return True
+        if key == "function":
+            self._blanks()
+            self.word()
+            self._blanks()
+            if self.s.startswith("()", self.i):
+                self.i += 2
+            return True
+        if key == "case":
+            self._case(out)
+            return True
+        if key == "[[":
+            self._condition(cmd)
+            cmd.end = self.i
+            out.append(cmd)
+            return True
+        return False
+
+    def _skip_newlines(self) -> None:
+        while True:
+            self._blanks()
+            if self.i < self.n and self.s[self.i] == "\n":
+                self.i += 1
+                self._read_heredocs()
+            else:
+                return
+
+    def _case(self, out: list[Simple]) -> None:
+        head = Simple(self.s, self.i)
+        self._blanks()
+        head.inert.append(self.word())
+        self._skip_newlines()
+        if not self._at_word("in"):
+            raise ParseError("case without 'in'")
+        self.i += 2
+        head.end = self.i
+        out.append(head)
+        while True:
+            self._skip_newlines()
+            if self.i >= self.n:
+                raise ParseError("case without 'esac'")
+            if self._at_word("esac"):
+                self.i += 4
+                return
+            if self.s[self.i] == "(":
+                self.i += 1
+            pats = Simple(self.s, self.i)
+            while True:
+                self._blanks()
+                if self.i >= self.n:
+                    raise ParseError("unterminated case pattern")
+                c = self.s[self.i]
+                if c == ")":
+                    self.i += 1
+                    break
+                if c == "|":
+                    self.i += 1
+                    continue
+                pats.inert.append(self.word())
+            pats.end = self.i
+            out.append(pats)
+            self._nest()
+            self.depth += 1
+            out.extend(self.seq(None, True))
+            self.depth -= 1
+
+    def _condition(self, cmd: Simple) -> None:
+        """``[[ ... ]]``: operators inside are plain words, not redirections or separators."""
+        s = self.s
+        cmd.words.append(Word([("lit", "[[", False, None)], self.i - 2, self.i, s))
+        while True:
+            self._blanks()
+            if self.i >= self.n:
+                raise ParseError("unterminated [[")
+            c = s[self.i]
+            if c == "\n":
+                self.i += 1
+                continue
+            if self._at_word("]]"):
+                self.i += 2
+                return
+            if c in "&|<>()!;":
+                j = self.i
+                while j < self.n and s[j] in "&|<>()!=~;":
+                    j += 1
+                cmd.words.append(Word([("lit", s[self.i:j], False, None)], self.i, j, s))
+                self.i = j
+                continue
+            cmd.words.append(self.word())
+
+    def _arith_command(self, out: list[Simple]) -> None:
+        cmd = Simple(self.s, self.i)
+        self.i += 2
+        cmd.inert.append(self._arith_body(self.i))
+        cmd.end = self.i
+        out.append(cmd)
+
+    def _assign(self, cmd: Simple, word: Word) -> bool:
+        first = word.parts[0]
+        if first[0] != "lit" or first[2]:
+            return False
+        text: str = first[1]
+        eq = text.find("=")
+        if eq < 0:
+            return False
+        name = text[:eq].rstrip("+")
+        if "[" in name:
+            name = name[:name.index("[")]
+        rest = [("lit", text[eq + 1:], False, None), *word.parts[1:]]
+        if s_value_open_paren(self.s, word.end):      # array assignment: a=(x y z)
+            self.i = word.end + 1
+            inner = Simple(self.s, self.i)
+            while True:
+                self._skip_newlines()
+                if self.i >= self.n:
+                    raise ParseError("unterminated array assignment")
+                if self.s[self.i] == ")":
+                    self.i += 1
+                    break
+                inner.inert.append(self.word())
+            cmd.inert.extend(inner.inert)
+            cmd.assigns.append((name, Word([("var", "", False, None)], word.start, self.i, self.s)))
+            cmd.end = self.i
+            return True
+        cmd.assigns.append((name, Word(rest, word.start, word.end, self.s)))
+        cmd.end = word.end
+        return True
+
+    # --- redirections ----------------------------------------------------------------------------
+    def _redirection(self, cmd: Simple) -> bool:
+        s, i = self.s, self.i
+        j = i
+        while j < self.n and s[j].isdigit():
+            j += 1
+        if j < self.n and s[j] == "{" and j == i:        # {fd}>file
+            k = s.find("}", j)
+            if k > 0 and name_end(s, j + 1, k) == k > j + 1 and k + 1 < self.n and s[k + 1] in "<>":
+                j = k + 1
+        if j >= self.n:
+            return False
+        if s.startswith(("&>>", "&>"), j) and j == i:
+            op = "&>>" if s.startswith("&>>", j) else "&>"
+        elif s[j] == "<" and not s.startswith("<(", j):
+            op = next(o for o in ("<<<", "<<-", "<<", "<&", "<>", "<") if s.startswith(o, j))
+        elif s[j] == ">" and not s.startswith(">(", j):
+            op = next(o for o in (">>", ">&", ">|", ">") if s.startswith(o, j))
+        else:
+            return False
+        self.i = j + len(op)
+        self._blanks()
+        if self.i >= self.n or s[self.i] in "\n;&|()<>":
+            raise ParseError(f"redirection {op!r} without a target")
+        target = self.word()
+        redir = Redir(op, target)
+        cmd.redirs.append(redir)
+        cmd.end = target.end
+        if op in ("<<", "<<-"):
+            raw = s[target.start:target.end]
+            quoted = any(p[2] for p in target.parts) or "\\" in raw
+            delim = "".join(p[1] if p[0] == "lit" else "$" + p[1] for p in target.parts)
+            self.pending.append((redir, delim, op == "<<-", quoted))
+        return True
+
+    def _read_heredocs(self) -> None:
+        pending, self.pending = self.pending, []
+        s, n = self.s, self.n
+        for redir, delim, strip, quoted in pending:
+            start = self.i
+            i = start
+            while True:
+                if i >= n:
+                    redir.body = s[start:n]
+                    self.i = n
+                    break
+                j = s.find("\n", i)
+                line = s[i:] if j < 0 else s[i:j]
+                if (line.lstrip("\t") if strip else line) == delim:
+                    redir.body = s[start:i]
+                    self.i = n if j < 0 else j + 1
+                    break
+                i = n if j < 0 else j + 1
+            if not quoted and redir.body and ("$" in redir.body or "`" in redir.body):
+                self._nest()
+                sub = Parser(redir.body, self.depth + 1, self.max_nesting, 0, self.budget)
+                word = sub._dquote_body(0, heredoc=True)
+                redir.body_subs = [c for p in word.parts if p[3] for c in p[3]]
+
+    # --- words -----------------------------------------------------------------------------------
+def s_value_open_paren(s: str, i: int) -> bool:
+    return i < len(s) and s[i] == "(" and i > 0 and s[i - 1] == "="
+
+
+def parse(text: str, max_nesting: int = 48, max_words: int = 20000,
+          budget: list[int] | None = None) -> list[Simple]:
+    """Every simple command in ``text``, in order; raises ParseError or LimitError.
+
+    ``budget`` (a one-item list) is the number of words left, shared across several parses."""
+    return Parser(text, 0, max_nesting, max_words, budget).parse()

@@ -1,0 +1,179 @@
+"""Shell patterns: an argument vector -> the compiled ``shell.commands`` rules it matches.
+
+Hot path: no imports. A rule (compiled by ``governance.shell.schema``) is a plain dict::
+
+    {"primitive": "destructive", "reason": "...", "sub": ["push"] | None,
+     "args": ["+*"] | None, "flags": ["-f", "--force"] | None, "text": ["drop database"] | None,
+     "targets": "all" | "last" | "rest" | "", "targets_all_with": [...], "target_options": [...]}
+
+All the conditions a rule names must hold; a rule without conditions always matches. ``flags`` and
+``args`` and ``text`` match when any of their items does. A short flag ``-r`` also matches inside a
+bundle such as ``-rf``; ``--force`` matches ``--force`` and ``--force=...``; a single-dash long flag
+(``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+
+class Argv:
+    """Options and positional arguments of one command (after its name)."""
+
+    __slots__ = ("flags", "positionals", "values")
+
+    def __init__(self) -> None:
+        self.flags: list[str] = []
+        self.positionals: list[tuple[str | None, str]] = []
+        self.values: dict[str, list[tuple[str | None, str]]] = {}
+
+
+def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, Any]) -> Argv:
+    argv = Argv()
+    i = 0
+    n = len(fields)
+    options_done = False
+    while i < n:
+        arg = fields[i]
+        raw = raws[i] if i < len(raws) else ""
+        i += 1
+        if arg is None or options_done or arg == "-" or not arg.startswith("-") or \
+                (arg[1:2].isdigit() and arg[1:].isdigit()):
+            argv.positionals.append((arg, raw))
+            continue
+        if arg == "--":
+            options_done = True
+            continue
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        argv.flags.append(name)
+        if eq:
+            argv.values.setdefault(name, []).append((attached, raw))
+        elif name in with_value and i < n:
+            argv.values.setdefault(name, []).append((fields[i], raws[i] if i < len(raws) else ""))
+            i += 1
+        elif not name.startswith("--") and len(name) > 2 and name[:2] in with_value:
+            argv.values.setdefault(name[:2], []).append((name[2:], raw))
+    return argv
+
+
+def glob_match(pattern: str, text: str) -> bool:
+    """``*`` matches any run of characters; everything else matches itself."""
+    if "*" not in pattern:
+        return pattern == text
+    pieces = pattern.split("*")
+    if not text.startswith(pieces[0]) or not text.endswith(pieces[-1]):
+        return False
+    pos = len(pieces[0])
+    limit = len(text) - len(pieces[-1])
+    for piece in pieces[1:-1]:
+        found = text.find(piece, pos, limit)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return pos <= limit
+
+
+def has_flag(flags: list[str], wanted: str) -> bool:
+    if wanted.startswith("--") or len(wanted) != 2:
+        return wanted in flags
+    letter = wanted[1]
+    return any(flag == wanted or (not flag.startswith("--") and letter in flag[1:])
+               for flag in flags)
+
+
+def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]] | None:
+    """The targets of ``rule`` when it matches ``argv``, else None."""
+    positionals = argv.positionals
+    start = 0
+    sub = rule["sub"]
+    if sub is not None:
+        first = positionals[0][0] if positionals else None
+        if first is None or (first not in sub and not (
+                rule["sub_globs"] and any(glob_match(g, first) for g in rule["sub_globs"]))):
+            return None
+        start = 1
+    flags = rule["flags"]
+    if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
+        return None
+    args = rule["args"]
+    if args is not None and not any(
+            value is not None and glob_match(p, value) for value, _ in positionals[start:]
+            for p in args):
+        return None
+    text = rule["text"]
+    if text is not None and not _mentions(argv, text):
+        return None
+    return _targets(rule, argv, start)
+
+
+def _mentions(argv: Argv, needles: list[str]) -> bool:
+    values = [v for v, _ in argv.positionals if v]
+    for items in argv.values.values():
+        values.extend(v for v, _ in items if v)
+    for value in values:
+        lowered = value.lower()
+        if any(n in lowered for n in needles):
+            return True
+    return False
+
+
+def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | None, str]]:
+    out: list[tuple[str | None, str]] = []
+    mode = rule["targets"]
+    positionals = argv.positionals[start:]
+    if mode == "all":
+        out.extend(positionals)
+    elif mode == "last":
+        if len(positionals) >= 2:
+            folder, raw = positionals[-1]
+            out.append((folder, raw))
+            if rule.get("into") and folder is not None:   # cp a b DIR writes DIR/a and DIR/b
+                for source, _ in positionals[:-1]:
+                    if source:
+                        name = source.rstrip("/").rsplit("/", 1)[-1]
+                        out.append((folder.rstrip("/") + "/" + name, raw))
+    elif mode == "rest":
+        every = any(has_flag(argv.flags, f) for f in rule["targets_all_with"])
+        out.extend(positionals if every else positionals[1:])
+    for option in rule["target_options"]:
+        if option.endswith("="):
+            out.extend((v[len(option):], raw) for v, raw in positionals
+                       if v is not None and v.startswith(option))
+        else:
+            out.extend(argv.values.get(option, ()))
+    return out
+
+
+def match_command(spec: dict[str, Any], fields: list[str | None],
+                  raws: list[str]) -> list[tuple[dict[str, Any], list[tuple[str | None, str]]]]:
+    """Every rule of one command's spec that matches, with its file targets."""
+    argv = parse_argv(fields, raws, spec["with_value"])
+    out = []
+    for rule in spec["patterns"]:
+        targets = match_rule(rule, argv)
+        if targets is not None:
+            out.append((rule, targets))
+    return out
+
+
+def name_forms(name: str) -> tuple[str, ...]:
+    """The names a command may be listed under: ``/usr/bin/python3.11`` -> ``python3.11``,
+    ``python``; ``mkfs.ext4`` -> ``mkfs.ext4``, ``mkfs.ext``, ``mkfs``."""
+    if "/" in name:
+        name = name.rsplit("/", 1)[1]
+    stripped = name.rstrip("0123456789.-")
+    head = name.split(".", 1)[0] if "." in name else name
+    if stripped == name and head == name:
+        return (name,)
+    return (name, stripped, head)
+
+
+def lookup_name(name: str | tuple[str, ...], table: dict[str, Any]) -> str | None:
+    """The key of ``table`` that a command name (or its ``name_forms``) means."""
+    for form in (name_forms(name) if isinstance(name, str) else name):
+        if form in table:
+            return form
+    return None

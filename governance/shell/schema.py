@@ -1,0 +1,238 @@
+"""The ``shell:`` section of the activity matrix: validation (pydantic) and compilation.
+
+CLI side only (pydantic is heavy): ``compile_shell`` validates one file's section and returns a
+plain, marshal-serialisable dict that ``governance.shell.analysis`` reads on the hot path; ``merge_shell``
+lays a project's section over the packaged one. Errors are :class:`ConfigError` naming the file and
+the key path (``shell.commands.rm.patterns[1].targets``) with a fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from governance.errors import ConfigError
+
+Names = str | list[str] | None
+
+
+def _as_list(value: Names) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class PatternModel(_Strict):
+    """One pattern: conditions on the arguments -> the primitive of the act."""
+
+    primitive: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    reason: str = ""
+    subcommand: Names = Field(default=None, alias="sub")
+    args: Names = None
+    flags: Names = None
+    text: Names = None
+    targets: Literal["all", "last", "rest", ""] = ""
+    targets_all_with: list[str] = []
+    target_options: list[str] = []
+    folders: bool = False
+    into: bool = False
+
+
+class CommandModel(_Strict):
+    with_value: list[str] = []
+    replace: bool = False
+    patterns: list[PatternModel] = []
+
+
+class WrapperModel(_Strict):
+    primitive: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]*$")
+    reason: str = ""
+    with_value: list[str] = []
+    string_options: list[str] = []
+    query_flags: list[str] = []
+    stop: list[str] = []
+    after: list[str] | None = None
+    skip: int = Field(default=0, ge=0, le=8)
+    no_options: bool = False
+    no_argv: bool = False
+    assignments: bool = False
+    string: bool = False
+    appends: bool = False
+    default: str | None = None
+
+
+class InterpreterModel(_Strict):
+    inline: list[str] = []
+    module: list[str] = []
+    with_value: list[str] = []
+
+
+class FinderModel(_Strict):
+    exec: list[str] = []
+
+
+class LimitsModel(_Strict):
+    max_length: int = Field(default=16384, ge=1, le=1_000_000)
+    max_nesting: int = Field(default=48, ge=1, le=200)
+    max_words: int = Field(default=4000, ge=1, le=1_000_000)
+    max_depth: int = Field(default=6, ge=0, le=20)
+
+
+class ShellModel(_Strict):
+    limits: LimitsModel = LimitsModel()
+    read_only: list[str] = []
+    safe_targets: list[str] = []
+    protected_markers: list[str] = []
+    protected_probes: list[str] = []
+    unknown_destructive_markers: list[str] = []
+    risky_env: list[str] = []
+    wrappers: dict[str, WrapperModel] = {}
+    shells: list[str] = []
+    evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
+    interpreters: dict[str, InterpreterModel] = {}
+    modules: dict[str, str] = {}
+    finders: dict[str, FinderModel] = {}
+    commands: dict[str, CommandModel] = {}
+
+    @field_validator("unknown_destructive_markers", "protected_markers")
+    @classmethod
+    def _lower(cls, value: list[str]) -> list[str]:
+        return [v.lower() for v in value]
+
+
+def _key(loc: tuple[Any, ...]) -> str:
+    out = "shell"
+    for item in loc:
+        out += f"[{item}]" if isinstance(item, int) else f".{item}"
+    return out
+
+
+def _flags(items: list[str]) -> dict[str, bool]:
+    return {item: True for item in items}
+
+
+def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
+    """Validate one ``shell:`` section and return its compiled, marshal-safe form."""
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError("the shell section must be a mapping", file=file, key="shell",
+                          fix="write `shell:` followed by indented keys (see docs/shell.md)")
+    try:
+        model = ShellModel.model_validate(section or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", file=file,
+                          key=_key(tuple(first["loc"])),
+                          fix="see docs/shell.md for the pattern format, then run "
+                              "`governance validate`") from None
+    commands: dict[str, Any] = {}
+    primitives: set[str] = set()
+    for name, command in model.commands.items():
+        patterns = []
+        for pattern in command.patterns:
+            sub = _as_list(pattern.subcommand)
+            text = _as_list(pattern.text)
+            patterns.append({
+                "primitive": pattern.primitive,
+                "reason": pattern.reason or _default_reason(name, sub, pattern.primitive),
+                "sub": sub,
+                "args": _as_list(pattern.args),
+                "flags": _as_list(pattern.flags),
+                "text": None if text is None else [t.lower() for t in text],
+                "targets": pattern.targets,
+                "targets_all_with": list(pattern.targets_all_with),
+                "target_options": list(pattern.target_options),
+                "folders": pattern.folders,
+                "into": pattern.into,
+                "sub_globs": [s for s in sub or () if "*" in s] or None,
+            })
+            primitives.add(pattern.primitive)
+        with_value = _flags(command.with_value)
+        for pattern in command.patterns:     # an option that names a target takes a value
+            with_value.update((o, True) for o in pattern.target_options if not o.endswith("="))
+        commands[name] = {"with_value": with_value, "patterns": patterns,
+                          "replace": command.replace}
+    wrappers: dict[str, Any] = {}
+    for name, wrapper in model.wrappers.items():
+        entry: dict[str, Any] = {
+            "primitive": wrapper.primitive, "reason": wrapper.reason or f"{name} wraps a command",
+            "with_value": _flags(wrapper.with_value),
+            "string_options": _flags(wrapper.string_options),
+            "query_flags": _flags(wrapper.query_flags), "stop": _flags(wrapper.stop),
+            "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
+            "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
+            "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
+        }
+        wrappers[name] = entry
+        if wrapper.primitive:
+            primitives.add(wrapper.primitive)
+    primitives |= {"shell-read", "shell-execute", "shell-unknown", "shell-background",
+                   "governance-admin", "code-exec", "file-write", "destructive"}
+    return {
+        "limits": model.limits.model_dump(),
+        "read_only": _flags(model.read_only),
+        "safe_targets": _flags(model.safe_targets),
+        "protected_markers": list(model.protected_markers),
+        "protected_probes": list(model.protected_probes),
+        "unknown_destructive_markers": list(model.unknown_destructive_markers),
+        "risky_env": _flags(model.risky_env),
+        "wrappers": wrappers,
+        "shells": _flags(model.shells),
+        "evaluators": dict(model.evaluators),
+        "interpreters": {name: {"inline": _flags(i.inline), "module": _flags(i.module),
+                                "with_value": _flags(i.with_value)}
+                         for name, i in model.interpreters.items()},
+        "modules": dict(model.modules),
+        "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
+        "commands": commands,
+        "primitives": sorted(primitives),
+    }
+
+
+def _default_reason(name: str, sub: list[str] | None, primitive: str) -> str:
+    what = f"{name} {sub[0]}" if sub else name
+    return f"{what} matches a {primitive} pattern"
+
+
+def merge_shell(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` (a project's section) laid over ``base``: tables are merged entry by entry, a
+    command's patterns are tried before the base's unless it says ``replace: true``."""
+    merged = dict(base)
+    merged["limits"] = {**base["limits"], **over["limits"]}
+    for key in ("read_only", "safe_targets", "risky_env", "wrappers", "shells", "evaluators",
+                "interpreters", "modules", "finders"):
+        merged[key] = {**base[key], **over[key]}
+    for key in ("protected_markers", "protected_probes", "unknown_destructive_markers"):
+        merged[key] = list(dict.fromkeys([*base[key], *over[key]]))
+    commands = dict(base["commands"])
+    for name, command in over["commands"].items():
+        old = commands.get(name)
+        if old is None or command["replace"]:
+            commands[name] = command
+        else:
+            commands[name] = {"with_value": {**old["with_value"], **command["with_value"]},
+                              "patterns": [*command["patterns"], *old["patterns"]],
+                              "replace": False}
+    merged["commands"] = commands
+    merged["primitives"] = sorted(set(base["primitives"]) | set(over["primitives"]))
+    return merged
+
+
+def load_default_shell(path: str | None = None) -> dict[str, Any]:
+    """The compiled ``shell:`` section of the packaged matrix (or of ``path``)."""
+    import yaml
+
+    from governance.project import default_matrix_path
+
+    file = path or default_matrix_path()
+    try:
+        with open(file, encoding="utf-8") as handle:
+            document = yaml.safe_load(handle) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read the matrix ({exc})", file=file,
+                          fix="restore the file or run `governance validate`") from None
+    return compile_shell(document.get("shell"), file)

@@ -1,0 +1,32 @@
+"""What the resolver needs of the analysis walking a command: the seam between the two.
+
+The analysis (``shell.analysis``) implements it and calls the resolver; the resolver calls back
+through this protocol only, so neither imports the other in a circle. Imported for types only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Walk(Protocol):
+    """The analysis in progress: its rules, variables and the acts found so far."""
+
+    shell: dict[str, Any]
+    vars: dict[str, str | None]
+    ifs: bool
+
+    def add(self, primitive: str, segment: str, reason: str) -> None: ...
+
+    def unknown(self, segment: str, why: str) -> None: ...
+
+    def script(self, text: str, depth: int, outer: str | None) -> None: ...
+
+    def expand_one(self, parts: list[Any]) -> str | None: ...
+
+    def target(self, value: str | None, raw: str, seg: str, primitive: str, reason: str,
+               folder: bool = False) -> None: ...
+
+    def protected(self, value: str | None, raw: str) -> bool: ...
+
+    def change_dir(self, fields: list[str | None]) -> None: ...

@@ -1,0 +1,62 @@
+"""What every hook entry script does first: find the ``governance`` package and call its entry.
+
+Imports ``os`` and ``sys`` only (``json`` when the package cannot be imported). A package that
+cannot be imported is a broken installation: it is said, never swallowed, and a fail-closed
+PreToolUse hook (``--on-error block``, ``GOVERNANCE_ON_ERROR=block``) denies the call.
+"""
+
+import os
+import sys
+
+# The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
+# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
+_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _put_package_on_path() -> None:
+    for root in (_PARENT, os.path.dirname(_PARENT)):
+        if os.path.isfile(os.path.join(root, "governance", "__init__.py")):
+            if root not in sys.path:
+                sys.path.insert(0, root)
+            return
+
+
+def _fail_closed(argv: "list[str]") -> bool:
+    for i, item in enumerate(argv):
+        if item == "--on-error" and i + 1 < len(argv):
+            return argv[i + 1] == "block"
+        if item.startswith("--on-error="):
+            return item.split("=", 1)[1] == "block"
+    return os.environ.get("GOVERNANCE_ON_ERROR") == "block"
+
+
+def broken(exc: BaseException, argv: "list[str]", event: "str | None", text_only: bool) -> int:
+    """Tell Claude Code that the installation is broken: JSON for a hook, a line for the status line.
+
+    Only a PreToolUse hook can deny, and only when it is configured to fail closed.
+    """
+    if text_only:
+        print(f"◆ governance unavailable ({type(exc).__name__}): reinstall it")
+        return 0
+    import json
+
+    text = f"governance hook could not start ({type(exc).__name__}: {exc}); reinstall it."
+    answer: dict[str, object] = {"systemMessage": text}
+    if event == "PreToolUse" and _fail_closed(argv):
+        answer["hookSpecificOutput"] = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                        "permissionDecisionReason": text}
+    print(json.dumps(answer))
+    return 0
+
+
+def run(module: str, function: str, argv: "list[str] | None" = None, *,
+        event: "str | None" = None, text_only: bool = False) -> int:
+    """Import ``module``, call ``function(argv)`` and return its exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        _put_package_on_path()
+        entry = getattr(__import__(module, fromlist=[function]), function)
+    except Exception as exc:  # a broken installation must say so, never fail silently
+        return broken(exc, words, event, text_only)
+    code: int = entry(words)
+    return code

@@ -1,0 +1,258 @@
+"""The exact command `governance install` writes, run through `sh -c` with JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import REPO, hook_command, install, recorded, run_command, set_state
+
+# Modules that must never load in a hook process (each costs more than the whole decision).
+HEAVY = {"yaml", "pydantic", "filelock", "typing", "dataclasses", "pathlib", "argparse", "enum",
+         "logging", "subprocess", "json", "re", "hashlib", "governance.commands.cli",
+         "governance.policy.compiler", "governance.policy.schema"}
+
+
+def answer(done: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stdout
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture
+def pre(project: Path) -> str:
+    install(project)
+    return hook_command(project, "PreToolUse")
+
+
+def test_installed_command_is_absolute_and_runs_from_anywhere(project: Path, pre: str) -> None:
+    argv = shlex.split(pre)
+    assert argv[0].startswith("/") and argv[1:3] == ["-I", "-S"]
+    assert argv[3].endswith("pre_tool_use.py")
+    for cwd in ("/", str(project), "/tmp"):
+        out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project)),
+                                 cwd=cwd))
+        assert out["hookSpecificOutput"]["additionalContext"].startswith("[STATE: EXPLORE]")
+
+
+# --- the seed's four cases -------------------------------------------------------------------
+def test_context_present_on_allow(project: Path, pre: str) -> None:
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
+    assert "permissionDecision" not in out["hookSpecificOutput"]  # allow grants nothing
+    assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("[STATE: EXPLORE] Blocked: ")
+
+
+def test_context_names_state_and_blocked_primitives(project: Path, pre: str) -> None:
+    set_state(project, "implementation-cycle/DO/WORK-064")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Grep.json", project))))
+    first = out["hookSpecificOutput"]["additionalContext"].splitlines()[0]
+    assert first.startswith("[STATE: DO] Blocked: ")
+    for prim in ("memory-search", "memory-store", "user-query", "web-fetch", "web-search"):
+        assert prim in first
+
+
+def test_deny_keeps_its_reason_and_gains_context(project: Path, pre: str) -> None:
+    set_state(project, "implementation-cycle/DO/WORK-064")
+    payload = recorded("PreToolUse-Read.json", project)
+    payload.update(tool_name="AskUserQuestion", tool_input={"questions": [{
+        "question": "Which DB?", "header": "DB", "multiSelect": False,
+        "options": [{"label": "pg", "description": "x"}, {"label": "my", "description": "y"}]}]})
+    out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "user-query" in out["permissionDecisionReason"]
+    assert "no questions to the user" in out["permissionDecisionReason"]
+    assert "rules.user-query.DO" in out["permissionDecisionReason"]
+    assert out["additionalContext"].startswith("[STATE: DO] Blocked: ")
+
+
+def test_governance_failure_degrades_gracefully(project: Path, pre: str) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.write_text("rules:\n  web-fetch: [oops\n")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-WebFetch.json", project))))
+    assert "permissionDecision" not in out["hookSpecificOutput"]
+    assert "NOT checked" in out["systemMessage"] and "YAML syntax error" in out["systemMessage"]
+    assert str(override) in out["systemMessage"]
+    log = project / ".claude" / "governance" / "errors.log"
+    assert "YAML syntax error" in log.read_text()
+
+
+# --- failing open, on purpose ----------------------------------------------------------------
+BAD_INPUTS = {
+    "empty": b"",
+    "not-json": b"this is not json",
+    "array": b"[1, 2, 3]",
+    "missing-tool-name": json.dumps({"hook_event_name": "PreToolUse", "cwd": "/tmp",
+                                     "tool_input": {}}).encode(),
+    "wrong-types": json.dumps({"hook_event_name": "PreToolUse", "cwd": "/tmp", "tool_name": 3,
+                               "tool_input": "x"}).encode(),
+    "invalid-utf8": b'{"hook_event_name": "PreToolUse", "tool_name": "\xff\xfe"}',
+    "garbage-5mb": b"{" * (5 * 1024 * 1024),
+    "wrong-event": json.dumps({"hook_event_name": "Stop", "cwd": "/tmp"}).encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_fails_open_with_a_message(project: Path, pre: str, name: str) -> None:
+    done = run_command(pre, BAD_INPUTS[name], env={"CLAUDE_PROJECT_DIR": str(project)})
+    out = answer(done)
+    assert "NOT checked" in out["systemMessage"]
+    specific = out["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse" and "permissionDecision" not in specific
+    assert "errors.log" in out["systemMessage"]
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_fails_closed_when_asked(project: Path, name: str) -> None:
+    install(project, fail_closed=True)
+    command = hook_command(project, "PreToolUse")
+    assert command.endswith("--on-error block")
+    out = answer(run_command(command, BAD_INPUTS[name], env={"CLAUDE_PROJECT_DIR": str(project)}))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "fail closed" in out["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_5mb_payload_is_decided_normally(project: Path, pre: str) -> None:
+    payload = recorded("PreToolUse-Write.json", project)
+    payload["tool_input"]["content"] = "x" * (5 * 1024 * 1024)
+    out = answer(run_command(pre, json.dumps(payload)))
+    assert "systemMessage" in out and "file-write" in out["systemMessage"]  # the EXPLORE warning
+
+
+def test_garbage_state_file_is_reported_not_fatal(project: Path, pre: str) -> None:
+    (project / ".claude" / "governance" / "state.json").write_bytes(b"\x00garbage")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[STATE: EXPLORE]") and "unreadable" in context
+
+
+def test_unwritable_ledger_fails_open_and_a_deny_still_stands(project: Path, pre: str) -> None:
+    (project / ".claude" / "governance" / "ledger.jsonl").mkdir()
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
+    assert "permissionDecision" not in out["hookSpecificOutput"] and "ledger" in out["systemMessage"]
+    set_state(project, "implementation-cycle/DO")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-WebFetch.json", project))))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "ledger" in out["systemMessage"]
+
+
+def test_read_only_project_fails_open(project: Path, pre: str, tmp_path: Path) -> None:
+    # root ignores file modes, so make the governance folder impossible to create instead
+    other = tmp_path / "ro"
+    (other / ".claude").mkdir(parents=True)
+    (other / ".claude" / "governance").write_text("not a folder")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", other))))
+    assert "NOT checked" in out["systemMessage"]
+    assert "permissionDecision" not in out["hookSpecificOutput"]
+
+
+def test_fail_closed_from_the_matrix_setting_survives_a_broken_matrix(project: Path,
+                                                                     pre: str) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.write_text("settings:\n  on_error: block\nrules: [broken\n")
+    out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_post_tool_use_never_blocks(project: Path) -> None:
+    install(project, fail_closed=True)
+    post = hook_command(project, "PostToolUse")
+    out = answer(run_command(post, b"not json", env={"CLAUDE_PROJECT_DIR": str(project)}))
+    assert "hookSpecificOutput" not in out and "NOT checked" in out["systemMessage"]
+    done = run_command(post, json.dumps(recorded("PostToolUse-Bash.json", project)))
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+# Exactly what a PreToolUse call loads of ours (docs/architecture.md lists it): a new import on the
+# hot path must be added here on purpose. The standard library part is bounded the same way.
+HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncodec",
+            "governance.project", "governance.hook", "governance.hook.run", "governance.hook.answer",
+            "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
+            "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
+            "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
+            "governance.policy.wildcard", "governance.shell", "governance.shell.act",
+            "governance.decisions", "governance.decisions.guardrails"}
+GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails"}  # only for a call not denied
+SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
+              "governance.shell.resolver", "governance.shell.rules"}
+STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipimport", "_codecs",
+          "codecs", "encodings.aliases", "encodings", "encodings.utf_8", "_signal", "_abc", "abc",
+          "io", "_stat", "stat", "_collections_abc", "genericpath", "posixpath", "os", "__future__",
+          "_json", "fcntl", "_sha256"}
+
+
+@pytest.mark.parametrize(("name", "ours"), [("PreToolUse-Read.json", HOT_PATH),
+                                            ("PreToolUse-WebFetch.json", HOT_PATH - GUARDRAILS),
+                                            ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH)])
+def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str]) -> None:
+    set_state(project, "implementation-cycle/DO")
+    argv = shlex.split(pre)
+    run_command(pre, json.dumps(recorded(name, project)))  # caches are built once, cold
+    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
+                          input=json.dumps(recorded(name, project)).encode(),
+                          capture_output=True, check=True)
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+              if line.startswith("import time:") and line.count("|") == 2} - {"imported package"}
+    assert not (loaded & HEAVY), sorted(loaded & HEAVY)
+    assert {m for m in loaded if m.startswith("governance") or m == "bootstrap"} == ours
+    assert {m for m in loaded if not m.startswith("governance")} - {"bootstrap"} <= STDLIB
+
+
+GUARDRAIL = """version: 1
+guardrails:
+  - id: no-env-writes
+    name: No writes to .env files
+    severity: block
+    condition:
+      all:
+        - {field: primitive, "==": file-write}
+        - {field: paths, matches: '(^|/)\\.env$'}
+    message: Writing .env files is not allowed.
+    suggestion: Put the setting in config/settings.yaml instead.
+  - id: careful-edits-in-check
+    name: Careful edits in CHECK
+    severity: warn
+    scope: {states: [CHECK]}
+    condition: {field: tool, "==": Edit}
+    message: Edits in CHECK should be minimal.
+    suggestion: Prefer reporting the issue.
+"""
+
+
+def test_tool_call_guardrails_run_in_the_hook(project: Path, pre: str) -> None:
+    (project / ".claude" / "governance" / "guardrails.yaml").write_text(GUARDRAIL)
+    set_state(project, "implementation-cycle/DO")
+    payload = recorded("PreToolUse-Write.json", project)
+    payload["tool_input"]["file_path"] = str(project / ".env")
+    out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert "Writing .env files is not allowed." in out["permissionDecisionReason"]
+    assert "Put the setting in config/settings.yaml instead." in out["permissionDecisionReason"]
+    assert "guardrails.no-env-writes" in out["permissionDecisionReason"]
+    ordinary = answer(run_command(pre, json.dumps(recorded("PreToolUse-Write.json", project))))
+    assert "permissionDecision" not in ordinary["hookSpecificOutput"]
+    set_state(project, "implementation-cycle/CHECK")
+    edit = answer(run_command(pre, json.dumps(recorded("PreToolUse-Edit.json", project))))
+    assert "permissionDecision" not in edit["hookSpecificOutput"]
+    assert "Edits in CHECK should be minimal." in edit["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_python_without_the_config_libraries_gets_an_actionable_message(
+        project: Path, tmp_path: Path) -> None:
+    """Plugin hooks run `python3` from PATH: without PyYAML and pydantic the first compile cannot
+    happen, and the user is told exactly what to install (the call is not silently allowed)."""
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    script = REPO / "hooks" / "pre_tool_use.py"
+    out = answer(run_command(f"{bare}/bin/python -I {script}",
+                             json.dumps(recorded("PreToolUse-Read.json", project))))
+    assert "NOT checked" in out["systemMessage"]
+    assert "needs PyYAML and pydantic" in out["systemMessage"]
+    assert "-m pip install pyyaml pydantic" in out["systemMessage"]
