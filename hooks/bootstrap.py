@@ -10,10 +10,15 @@ import sys
 
 # The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
 # copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
-_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PARENT = os.path.dirname(_HERE)
 
 
 def _put_package_on_path() -> None:
+    """The package's folder goes first on ``sys.path``; this script folder, put there by the entry
+    script only to find this module, comes off (no later import is looked for in it)."""
+    if _HERE in sys.path:
+        sys.path.remove(_HERE)
     for root in (_PARENT, os.path.dirname(_PARENT)):
         if os.path.isfile(os.path.join(root, "governance", "__init__.py")):
             if root not in sys.path:
@@ -51,12 +56,16 @@ def broken(exc: BaseException, argv: "list[str]", event: "str | None", text_only
 
 def run(module: str, function: str, argv: "list[str] | None" = None, *,
         event: "str | None" = None, text_only: bool = False) -> int:
-    """Import ``module``, call ``function(argv)`` and return its exit code."""
+    """Import ``module``, call ``function(argv)`` and return its exit code.
+
+    The entry answers its own errors; anything that still escapes it (a module it imports late
+    is missing, say) is answered here like a broken installation.
+    """
     words = list(sys.argv[1:] if argv is None else argv)
     try:
         _put_package_on_path()
         entry = getattr(__import__(module, fromlist=[function]), function)
+        code: int = entry(words)
     except Exception as exc:  # a broken installation must say so, never fail silently
         return broken(exc, words, event, text_only)
-    code: int = entry(words)
     return code

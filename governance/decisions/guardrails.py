@@ -16,7 +16,7 @@ import marshal
 import os
 import time
 
-from governance.project import GOVERNANCE_SUBDIR, packaged_config
+from governance.project import GOVERNANCE_SUBDIR, packaged_config, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,8 +43,7 @@ def override_guardrails_path(project_dir: str) -> str:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_bytes(path)
     except FileNotFoundError:
         return None
 
@@ -68,8 +67,7 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     cache_dir = os.path.join(project_dir, GOVERNANCE_SUBDIR, ".cache")
     cache_path = os.path.join(cache_dir, CACHE_NAME)
     try:
-        with open(cache_path, "rb") as handle:
-            cached = marshal.loads(handle.read())
+        cached = marshal.loads(read_bytes(cache_path))
         if isinstance(cached, dict) and cached.get("key") == key:
             _MEMO[memo_key] = cached
             return cached

@@ -15,7 +15,7 @@ import time
 
 from governance import jsoncodec
 from governance.errors import GovernanceError
-from governance.hook import answer, payload
+from governance.hook import payload
 from governance.ledger import chain
 from governance.policy import matrix as matrix_module
 from governance.project import default_matrix_path, find_project, governance_dir, override_matrix_path
@@ -67,6 +67,8 @@ class Run:
 
                 detail += "\n" + "".join(traceback.format_exception(exc))
             log = chain.log_error(self.gov_dir, f"{self.event or 'hook'}: {detail}")
+        from governance.hook import answer
+
         return answer.failure(self.event, text, log, self.fail_closed())
 
 
@@ -164,6 +166,8 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None
 
 def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
     """PreToolUse: decide, reply, record."""
+    from governance.hook import answer
+
     run = Run("PreToolUse", sys.argv[1:] if argv is None else argv)
     out = stdout or sys.stdout
     try:
@@ -225,6 +229,7 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
             if error is None:
                 record["error"] = ""
             else:  # redact before clipping, so no secret is cut below recognition
+                from governance.hook import answer
                 from governance.ledger.redaction import redact
 
                 record["error"] = answer.clip(redact(str(error)), 500)

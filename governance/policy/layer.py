@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 
 from governance.policy import matrix as matrix_module
-from governance.policy import wildcard
 from governance.policy.decision import SEVERITY, Decision
 from governance.policy.state import StateView, read_state
 from governance.project import default_matrix_path
-from governance.shell.act import Act
+from governance.shell import Act
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +24,13 @@ FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = ("Bash",)
 
+
+
+def _match(name: str, pattern: str) -> bool:
+    """``wildcard.match``, imported on first use: most calls (Read, Grep, Bash ...) never need it."""
+    from governance.policy.wildcard import match
+
+    return match(name, pattern)
 
 class GovernanceLayer:
     def __init__(self, project_dir: str, matrix: dict[str, Any] | None = None) -> None:
@@ -61,7 +67,7 @@ class GovernanceLayer:
         if exact is not None:
             return exact[0], exact[2]
         for pattern, primitive, _file, key in self.matrix["tools_glob"]:
-            if wildcard.match(tool_name, pattern):
+            if _match(tool_name, pattern):
                 return primitive, key
         return "unknown", "default_action"
 
@@ -105,9 +111,9 @@ class GovernanceLayer:
             rel = full[len(root) + 1:]
         for pattern in self.matrix["protected"]:
             if os.path.isabs(pattern):
-                if wildcard.match(full, pattern):
+                if _match(full, pattern):
                     return True
-            elif rel is not None and wildcard.match(rel, pattern):
+            elif rel is not None and _match(rel, pattern):
                 return True
         return False
 
@@ -141,10 +147,10 @@ class GovernanceLayer:
         skill = tool_input.get("skill") or tool_input.get("name") or tool_input.get("command")
         if not restriction or not isinstance(skill, str):
             return
-        blocked = any(wildcard.match(skill, p) for p in restriction["blocked"])
+        blocked = any(_match(skill, p) for p in restriction["blocked"])
         allowed = restriction["allowed"]
         if not blocked and allowed is not None:
-            blocked = not any(wildcard.match(skill, p) for p in allowed)
+            blocked = not any(_match(skill, p) for p in allowed)
         if blocked:
             decision.action = "block"
             decision.message = restriction["message"].replace("{skill}", skill)

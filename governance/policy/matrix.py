@@ -18,6 +18,7 @@ from governance.project import (
     default_matrix_path,
     governance_dir,
     override_matrix_path,
+    read_bytes,
     require_config_libraries,
 )
 
@@ -89,8 +90,7 @@ def _signature_path(project_dir: str) -> str:
 
 def _known_hash(project_dir: str, signature: object) -> str | None:
     try:
-        with open(_signature_path(project_dir), "rb") as fh:
-            known = marshal.loads(fh.read())
+        known = marshal.loads(read_bytes(_signature_path(project_dir)))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if isinstance(known, dict) and known.get("signature") == signature:
@@ -100,8 +100,7 @@ def _known_hash(project_dir: str, signature: object) -> str | None:
 
 def _read_cache(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as fh:
-            cached = marshal.loads(fh.read())
+        cached = marshal.loads(read_bytes(path))
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if not isinstance(cached, dict):
@@ -244,8 +243,7 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
         return shell if isinstance(shell, dict) else None
     path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
     try:
-        with open(path, "rb") as fh:
-            loaded = marshal.loads(fh.read())
+        loaded = marshal.loads(read_bytes(path))
     except (OSError, EOFError, ValueError, TypeError):
         default, override, config_hash = read_sources(project_dir)
         loaded = rebuild(project_dir, default, override, config_hash,

@@ -12,7 +12,7 @@ import time
 
 from governance import jsoncodec
 from governance.errors import StateError
-from governance.project import governance_dir
+from governance.project import governance_dir, read_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ def read_state(project_dir: str, matrix: dict[str, Any]) -> StateView:
     path = state_path(project_dir)
     hint = "Set one from a terminal: `just set-cycle CYCLE PHASE WORK-ID`."
     try:
-        with open(path, "rb") as fh:
-            raw = jsoncodec.loads(fh.read().decode("utf-8"))
+        raw = jsoncodec.loads(read_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return StateView(fallback, source="unset",
                          note=f"No cycle state is set, so governance uses {fallback}. {hint}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from governance.shell.act import Act
+from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
 from governance.shell.resolver import resolve
 

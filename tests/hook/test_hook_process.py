@@ -177,9 +177,10 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
-            "governance.policy.wildcard", "governance.shell", "governance.shell.act",
+            "governance.shell",
             "governance.decisions", "governance.decisions.guardrails"}
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails"}  # only for a call not denied
+WILDCARD = {"governance.policy.wildcard"}  # only for a path to check against the protected globs
 SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
               "governance.shell.resolver", "governance.shell.rules"}
 STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipimport", "_codecs",
@@ -190,6 +191,7 @@ STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipi
 
 @pytest.mark.parametrize(("name", "ours"), [("PreToolUse-Read.json", HOT_PATH),
                                             ("PreToolUse-WebFetch.json", HOT_PATH - GUARDRAILS),
+                                            ("PreToolUse-Write.json", HOT_PATH | WILDCARD),
                                             ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH)])
 def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str]) -> None:
     set_state(project, "implementation-cycle/DO")
