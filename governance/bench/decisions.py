@@ -176,7 +176,7 @@ def _split(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_decisions", description=__doc__,
+    parser = argparse.ArgumentParser(prog="governance.bench.decisions", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200, help="queries per size")

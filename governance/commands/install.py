@@ -73,20 +73,20 @@ def run(args: argparse.Namespace) -> int:
             raise InstallError(f"the hook script {script_path} is missing",
                                fix="reinstall claude-governance (pip install .)")
         entries[event] = [settings.handler(script, python, args.fail_closed)]
-    from governance.install import session_entries as session_install
+    from governance.install import session_entries
 
     notes: list[str] = []
     if args.session_hooks:
-        entries.update(session_install.session_hook_entries(python))
+        entries.update(session_entries.session_hook_entries(python))
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
     settings.remove_ours(data, list(entries) + (
-        [] if args.session_hooks else list(session_install.SESSION_EVENTS)))
+        [] if args.session_hooks else list(session_entries.SESSION_EVENTS)))
     settings.add_ours(data, entries)
     if args.statusline or args.replace_statusline:
-        notes.append(session_install.merge_statusline(
-            data, session_install.statusline_entry(python), replace=args.replace_statusline)[1])
+        notes.append(session_entries.merge_statusline(
+            data, session_entries.statusline_entry(python), replace=args.replace_statusline)[1])
     if args.dry_run:
         print(json.dumps(data, indent=2))
         return 0
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     for event, handlers in entries.items():
         print(f"  {event}: {handlers[0]['command']}")
     if args.slash_commands:
-        for written in session_install.write_slash_commands(project, python):
+        for written in session_entries.write_slash_commands(project, python):
             notes.append(f"Wrote the slash command {written}")
     if args.mcp:
         from governance.install.mcp_entry import install_mcp

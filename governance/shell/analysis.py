@@ -1,6 +1,6 @@
 """Shell analysis: one Bash ``command`` string -> the acts it performs.
 
-Hot path: imports ``os`` and our small modules (``shell_parse`` for the syntax, ``shell_rules`` for
+Hot path: imports ``os`` and our small modules (``shell.parser`` for the syntax, ``shell.rules`` for
 the patterns). ``analyse_command`` never raises and never returns an empty list: whatever cannot be
 analysed (a parse failure, a size or depth limit, a command name known only at run time) becomes a
 ``shell-unknown`` act, plus a ``destructive`` act when its text looks destructive.

@@ -1,6 +1,6 @@
 """Resolving one expanded command: wrappers, nested shells, evaluators, interpreters, ``find``.
 
-Hot path: imports only our own ``shell_rules``. ``resolve`` peels wrappers (``sudo``, ``env``,
+Hot path: imports only our own ``shell.rules``. ``resolve`` peels wrappers (``sudo``, ``env``,
 ``timeout``, ``xargs`` ...) off an argument vector until it reaches the command that really runs,
 recurses into the strings that nested shells and evaluators run (``bash -c``, ``eval``, ``watch``,
 ``su -c``, heredocs fed to a shell), and finally matches the ``shell.commands`` patterns.

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from governance.errors import InstallError
-from governance.install.mcp_entry import install_mcp, uninstall_mcp
+from governance.install.mcp_entry import check, install_mcp, uninstall_mcp
 
 PY = "/opt/venv/bin/python"
 
@@ -71,3 +71,52 @@ def test_invalid_file_is_an_error_and_untouched(tmp_path: Path, text: str) -> No
         install_mcp(str(tmp_path), PY)
     assert caught.value.file == str(path) and caught.value.fix
     assert path.read_text() == text
+
+
+def _old_registration(tmp_path: Path) -> Path:
+    """``.mcp.json`` as an earlier version wrote it, before the server moved into ``decisions/``."""
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "memory": {"command": "npx", "args": ["memory"]},
+        "governance": {"type": "stdio", "command": PY,
+                       "args": ["-m", "governance.mcp_server", "--project", str(tmp_path)],
+                       "env": {}}}}))
+    return path
+
+
+def test_doctor_names_a_registration_of_the_old_module(tmp_path: Path) -> None:
+    _old_registration(tmp_path)
+    [(ok, what, fix)] = check(str(tmp_path))
+    assert not ok
+    assert "governance.mcp_server" in what and "governance.decisions.mcp_server" in what
+    assert fix == f"run: governance install --mcp --project {tmp_path}"
+
+
+def test_install_rewrites_a_registration_of_the_old_module(tmp_path: Path) -> None:
+    path = _old_registration(tmp_path)
+    install_mcp(str(tmp_path), PY)
+    servers = read(path)["mcpServers"]
+    assert isinstance(servers, dict) and set(servers) == {"memory", "governance"}
+    assert servers["governance"]["args"][:2] == ["-m", "governance.decisions.mcp_server"]
+    assert check(str(tmp_path)) == [(True, "MCP server 'governance' registered "
+                                           "(governance.decisions.mcp_server)", "")]
+
+
+def test_uninstall_removes_an_old_registration_too(tmp_path: Path) -> None:
+    path = _old_registration(tmp_path)
+    assert uninstall_mcp(str(tmp_path)) is True
+    assert set(read(path)["mcpServers"]) == {"memory"}  # type: ignore[arg-type]
+
+
+def test_doctor_is_quiet_without_a_registration(tmp_path: Path) -> None:
+    [(ok, what, _fix)] = check(str(tmp_path))
+    assert ok and "no governance MCP server registered" in what
+
+
+def test_the_registered_module_starts(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "governance.decisions.mcp_server", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--project" in done.stdout
