@@ -118,8 +118,8 @@ def check(project_dir: str) -> list[tuple[bool, str, str]]:
         data = _load(path)
     except InstallError as exc:
         return [(False, exc.render(), "repair the JSON, then run: governance install --mcp")]
-    ours = {name: _module_of(entry) for name, entry in (data.get("mcpServers") or {}).items()
-            if _is_ours(entry)}
+    ours = {name: module for name, entry in (data.get("mcpServers") or {}).items()
+            if (module := _module_of(entry)) is not None}
     if not ours:
         return [(True, "no governance MCP server registered (optional: governance install --mcp)",
                  "")]
