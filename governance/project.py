@@ -1,17 +1,27 @@
-"""Where the governed project and its governance files are.
+"""Where the governed project and its governance files are, and what those files held.
 
-Hot path: imports only ``os``. The project is found from the hook payload's ``cwd`` (walking up to
-the folder that holds ``.claude/``), then ``CLAUDE_PROJECT_DIR``, never from the process's own
-working directory. The user's home ``~/.claude`` is user configuration, not a project, so the walk
-never stops there.
+Hot path: imports only ``os`` and ``marshal``. The project is found from the hook payload's
+``cwd`` (walking up to the folder that holds ``.claude/``), then ``CLAUDE_PROJECT_DIR``, never from
+the process's own working directory. The user's home ``~/.claude`` is user configuration, not a
+project, so the walk never stops there. A compiled config is found again without reading its
+sources through a memo keyed by their stat ``signature``.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 GOVERNANCE_SUBDIR = os.path.join(".claude", "governance")
+CACHE_SUBDIR = ".cache"
 MATRIX_NAME = "activity_matrix.yaml"
+GUARDRAILS_NAME = "guardrails.yaml"
+# What the guardrail sources held when last compiled: {"key": content hash, "tool_rules": count}.
+GUARDRAILS_MEMO = "guardrails-sources.marshal"
 
 
 def read_bytes(path: str) -> bytes:
@@ -84,6 +94,61 @@ def override_matrix_path(project_dir: str) -> str:
     return os.path.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
 
 
+def cache_file(project_dir: str, name: str) -> str:
+    """A file in the project's compiled-config cache (``.claude/governance/.cache``)."""
+    return os.path.join(project_dir, GOVERNANCE_SUBDIR, CACHE_SUBDIR, name)
+
+
+def signature(paths: Sequence[str]) -> tuple[tuple[object, ...], ...] | None:
+    """What identifies the files' bytes without reading them: path, size, mtime, ctime and inode
+    of each (any write changes the ctime, a replacement the inode); a missing file is its path
+    alone. None when a file cannot even be stat'ed. Take it *before* reading the files, so a write
+    in between leaves a memo that no longer matches rather than one that lies."""
+    seen: list[tuple[object, ...]] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            seen.append((path,))
+            continue
+        except OSError:
+            return None
+        seen.append((path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return tuple(seen)
+
+
+def recall(memo_path: str, seen: object) -> object:
+    """The value remembered in ``memo_path`` for files with this ``signature``; None when the
+    memo is missing, unreadable or was written for other bytes."""
+    if seen is None:
+        return None
+    try:
+        memo = marshal.loads(read_bytes(memo_path))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if isinstance(memo, dict) and memo.get("signature") == seen:
+        return memo.get("value")
+    return None
+
+
+def remember(memo_path: str, seen: object, value: object) -> None:
+    """Store ``value`` for files with this ``signature`` (atomically; a read-only project simply
+    keeps no memo)."""
+    if seen is None:
+        return
+    temp = f"{memo_path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(memo_path), mode=0o700, exist_ok=True)
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            marshal.dump({"signature": seen, "value": value}, fh)
+        os.replace(temp, memo_path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
 def package_root() -> str:
     """The folder that holds the ``governance`` package (the checkout, or site-packages)."""
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +169,14 @@ def packaged_config(name: str, env_var: str) -> str:
 
 def default_matrix_path() -> str:
     return packaged_config(MATRIX_NAME, "GOVERNANCE_DEFAULT_MATRIX")
+
+
+def default_guardrails_path() -> str:
+    return packaged_config(GUARDRAILS_NAME, "GOVERNANCE_DEFAULT_GUARDRAILS")
+
+
+def override_guardrails_path(project_dir: str) -> str:
+    return os.path.join(project_dir, GOVERNANCE_SUBDIR, GUARDRAILS_NAME)
 
 
 def ensure_dir(path: str) -> None:

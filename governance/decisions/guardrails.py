@@ -7,7 +7,8 @@ kept in ``<governance_dir>/.cache/guardrails.marshal`` keyed by the sha256 of th
 
 Hot path: :func:`evaluate_tool_call` runs inside the PreToolUse hook. This module imports only
 ``marshal``, ``os``, ``time`` and our small modules; with no tool-call guardrail configured a call
-costs two small file reads, one hash and one cache load.
+costs a stat of each source and two small file reads (the memo and the cache); the hook skips
+this module altogether while the memo says the sources hold no tool-call guardrail.
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ import marshal
 import os
 import time
 
-from governance.project import GOVERNANCE_SUBDIR, packaged_config, read_bytes
+from governance.project import (
+    GOVERNANCE_SUBDIR,
+    GUARDRAILS_MEMO,
+    cache_file,
+    default_guardrails_path,
+    override_guardrails_path,
+    read_bytes,
+    recall,
+    remember,
+    signature,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,17 +39,8 @@ else:
     except ImportError:  # pragma: no cover - interpreters without the C module
         from hashlib import sha256
 
-FILE_NAME = "guardrails.yaml"
 CACHE_NAME = "guardrails.marshal"
 _MEMO: dict[str, dict[str, Any]] = {}
-
-
-def default_guardrails_path() -> str:
-    return packaged_config(FILE_NAME, "GOVERNANCE_DEFAULT_GUARDRAILS")
-
-
-def override_guardrails_path(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, FILE_NAME)
 
 
 def _read(path: str) -> bytes | None:
@@ -48,11 +50,33 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+def _cached(cache_path: str, key: str) -> dict[str, Any] | None:
+    try:
+        cached = marshal.loads(read_bytes(cache_path))
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return cached if isinstance(cached, dict) and cached.get("key") == key else None
+
+
 def load_compiled(project_dir: str) -> dict[str, Any]:
     """The merged, validated guardrails of a project (from the cache when the sources are
-    unchanged). Raises ``ConfigError`` naming file, rule and key when a source is invalid."""
+    unchanged). Raises ``ConfigError`` naming file, rule and key when a source is invalid.
+
+    Fast path: when the sources' stat signature is the one remembered, their content hash is
+    known without reading them. Whatever the path, the memo ends up saying how many tool-call
+    guardrails these sources hold, so a PreToolUse hook with none skips this module entirely."""
     default_path = default_guardrails_path()
     override_path = override_guardrails_path(project_dir)
+    memo_path = cache_file(project_dir, GUARDRAILS_MEMO)
+    cache_path = cache_file(project_dir, CACHE_NAME)
+    seen = signature((default_path, override_path))
+    known = recall(memo_path, seen)
+    if isinstance(known, dict) and isinstance(known.get("key"), str):
+        key = known["key"]
+        compiled = _MEMO.get(f"{project_dir}\0{key}") or _cached(cache_path, key)
+        if compiled is not None:
+            _MEMO[f"{project_dir}\0{key}"] = compiled
+            return compiled
     default_data = _read(default_path)
     override_data = _read(override_path)
     digest = sha256()
@@ -61,33 +85,32 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
         digest.update(data or b"")
     key = digest.hexdigest()
     memo_key = f"{project_dir}\0{key}"
-    memo = _MEMO.get(memo_key)
-    if memo is not None:
-        return memo
-    cache_dir = os.path.join(project_dir, GOVERNANCE_SUBDIR, ".cache")
-    cache_path = os.path.join(cache_dir, CACHE_NAME)
-    try:
-        cached = marshal.loads(read_bytes(cache_path))
-        if isinstance(cached, dict) and cached.get("key") == key:
-            _MEMO[memo_key] = cached
-            return cached
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    compiled = _MEMO.get(memo_key) or _cached(cache_path, key)
+    if compiled is None:
+        compiled = _compile(project_dir, cache_path, key, (default_path, default_data),
+                            (override_path, override_data))
+    _MEMO[memo_key] = compiled
+    remember(memo_path, seen, {"key": key, "tool_rules": len(compiled["tool_rules"])})
+    return compiled
+
+
+def _compile(project_dir: str, cache_path: str, key: str, default: tuple[str, bytes | None],
+             override: tuple[str, bytes | None]) -> dict[str, Any]:
+    """Validate and merge the sources (yaml + pydantic), then store the result in the cache."""
     from governance.project import require_config_libraries
 
-    require_config_libraries(override_path if override_data is not None else default_path)
+    require_config_libraries(override[0] if override[1] is not None else default[0])
     from governance.decisions.guardrail_schema import compile_sources
 
-    compiled = compile_sources([(default_path, default_data), (override_path, override_data)], key)
+    compiled = compile_sources([default, override], key)
     try:
-        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(cache_path), mode=0o700, exist_ok=True)
         temp = f"{cache_path}.{os.getpid()}.tmp"
         with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
             handle.write(marshal.dumps(compiled))
         os.replace(temp, cache_path)
     except OSError:
         pass  # a read-only project still works, it only recompiles each time
-    _MEMO[memo_key] = compiled
     return compiled
 
 

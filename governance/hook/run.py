@@ -18,7 +18,18 @@ from governance.errors import GovernanceError
 from governance.hook import payload
 from governance.ledger import chain
 from governance.policy import matrix as matrix_module
-from governance.project import default_matrix_path, find_project, governance_dir, override_matrix_path
+from governance.project import (
+    GUARDRAILS_MEMO,
+    cache_file,
+    default_guardrails_path,
+    default_matrix_path,
+    find_project,
+    governance_dir,
+    override_guardrails_path,
+    override_matrix_path,
+    recall,
+    signature,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,12 +143,15 @@ PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
 def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None:
-    """Guardrails with tool-call conditions: a blocking one denies, a warning one warns."""
-    from governance.decisions.guardrails import (
-        default_guardrails_path,
-        evaluate_tool_call,
-        override_guardrails_path,
-    )
+    """Guardrails with tool-call conditions: a blocking one denies, a warning one warns.
+
+    While the sources are as they were when last compiled and held no tool-call guardrail (the
+    memo the guardrails module keeps says so), nothing is imported or read beyond two stats."""
+    sources = (default_guardrails_path(), override_guardrails_path(project))
+    known = recall(cache_file(project, GUARDRAILS_MEMO), signature(sources))
+    if isinstance(known, dict) and known.get("tool_rules") == 0:
+        return
+    from governance.decisions.guardrails import evaluate_tool_call
 
     tool_input = data["tool_input"]
     command = tool_input.get("command")
@@ -158,8 +172,7 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None
         decision.action = "block" if worst["severity"] == "block" else "warn"
         decision.message = text
         decision.rule_key = f"guardrails.{worst['guardrailId']}"
-        override = override_guardrails_path(project)
-        decision.rule_file = override if os.path.exists(override) else default_guardrails_path()
+        decision.rule_file = sources[1] if os.path.exists(sources[1]) else sources[0]
     else:
         decision.message = f"{decision.message} Also: {text}".strip()
 

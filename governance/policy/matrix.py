@@ -15,11 +15,14 @@ import os
 
 from governance.errors import ConfigError
 from governance.project import (
+    cache_file,
     default_matrix_path,
-    governance_dir,
     override_matrix_path,
     read_bytes,
+    recall,
+    remember,
     require_config_libraries,
+    signature,
 )
 
 try:
@@ -31,7 +34,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CACHE_DIR = ".cache"
 FORMAT = 6  # bump when the compiled form changes
 
 
@@ -64,38 +66,15 @@ def read_sources(project_dir: str) -> tuple[tuple[str, bytes], tuple[str, bytes]
 
 
 def cache_path(project_dir: str, config_hash: str) -> str:
-    return os.path.join(governance_dir(project_dir), CACHE_DIR,
-                        f"matrix-f{FORMAT}-{config_hash[:32]}.marshal")
+    return cache_file(project_dir, f"matrix-f{FORMAT}-{config_hash[:32]}.marshal")
 
 
-def _signature(project_dir: str) -> tuple[tuple[object, ...], ...] | None:
-    """What identifies the sources' bytes without reading them: path, size, mtime, ctime, inode
-    (any write changes the ctime). None when a source cannot even be stat'ed."""
-    signature: list[tuple[object, ...]] = []
-    for path in (default_matrix_path(), override_matrix_path(project_dir)):
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            signature.append((path,))
-            continue
-        except OSError:
-            return None
-        signature.append((path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-    return tuple(signature)
+def _sources(project_dir: str) -> tuple[str, str]:
+    return default_matrix_path(), override_matrix_path(project_dir)
 
 
-def _signature_path(project_dir: str) -> str:
-    return os.path.join(governance_dir(project_dir), CACHE_DIR, f"sources-f{FORMAT}.marshal")
-
-
-def _known_hash(project_dir: str, signature: object) -> str | None:
-    try:
-        known = marshal.loads(read_bytes(_signature_path(project_dir)))
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if isinstance(known, dict) and known.get("signature") == signature:
-        return str(known["hash"])
-    return None
+def _memo_path(project_dir: str) -> str:
+    return cache_file(project_dir, f"sources-f{FORMAT}.marshal")
 
 
 def _read_cache(path: str) -> dict[str, Any] | None:
@@ -118,16 +97,14 @@ def load(project_dir: str) -> dict[str, Any]:
 
     Fast path: stat the sources, and when they are as last seen, open the cache named by the
     content hash remembered for them. Otherwise read and hash the sources (and remember them)."""
-    signature = _signature(project_dir)
-    known = _known_hash(project_dir, signature) if signature else None
-    cached = _read_cache(cache_path(project_dir, known)) if known else None
+    seen = signature(_sources(project_dir))
+    known = recall(_memo_path(project_dir), seen)
+    cached = _read_cache(cache_path(project_dir, known)) if isinstance(known, str) else None
     if cached is None:
         default, override, config_hash = read_sources(project_dir)
         path = cache_path(project_dir, config_hash)
         cached = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
-        if signature:
-            _dump_quietly(_signature_path(project_dir),
-                          {"signature": signature, "hash": config_hash})
+        remember(_memo_path(project_dir), seen, config_hash)
     error = cached.get("error")
     if error:
         raise ConfigError(error, file=cached.get("file"), key=cached.get("key"),
@@ -268,13 +245,6 @@ def _dump(path: str, value: Any) -> None:
         except OSError:
             pass
         raise
-
-
-def _dump_quietly(path: str, value: Any) -> None:
-    try:
-        _dump(path, value)
-    except OSError:
-        pass
 
 
 def write_cache(path: str, value: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -177,9 +178,11 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
-            "governance.shell",
-            "governance.decisions", "governance.decisions.guardrails"}
-GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails"}  # only for a call not denied
+            "governance.shell"}
+# Only for a call not denied, in a project whose guardrails hold a tool-call rule (while the memo
+# says the sources hold none, the hook does not load them).
+GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",
+              "governance.decisions.condition"}
 WILDCARD = {"governance.policy.wildcard"}  # only for a path to check against the protected globs
 SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
               "governance.shell.resolver", "governance.shell.rules"}
@@ -189,11 +192,16 @@ STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipi
           "_json", "fcntl", "_sha256"}
 
 
-@pytest.mark.parametrize(("name", "ours"), [("PreToolUse-Read.json", HOT_PATH),
-                                            ("PreToolUse-WebFetch.json", HOT_PATH - GUARDRAILS),
-                                            ("PreToolUse-Write.json", HOT_PATH | WILDCARD),
-                                            ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH)])
-def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str]) -> None:
+@pytest.mark.parametrize(("name", "ours", "guarded"), [
+    ("PreToolUse-Read.json", HOT_PATH, False),
+    ("PreToolUse-Read.json", HOT_PATH | GUARDRAILS, True),
+    ("PreToolUse-WebFetch.json", HOT_PATH, True),  # denied by the matrix: no guardrail to ask
+    ("PreToolUse-Write.json", HOT_PATH | WILDCARD, False),
+    ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH, False)])
+def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str],
+                                         guarded: bool) -> None:
+    if guarded:
+        (project / ".claude" / "governance" / "guardrails.yaml").write_text(GUARDRAIL)
     set_state(project, "implementation-cycle/DO")
     argv = shlex.split(pre)
     run_command(pre, json.dumps(recorded(name, project)))  # caches are built once, cold
@@ -237,6 +245,30 @@ def test_tool_call_guardrails_run_in_the_hook(project: Path, pre: str) -> None:
     assert out["permissionDecision"] == "deny"
     assert "Writing .env files is not allowed." in out["permissionDecisionReason"]
     assert "Put the setting in config/settings.yaml instead." in out["permissionDecisionReason"]
+    assert "guardrails.no-env-writes" in out["permissionDecisionReason"]
+
+
+def test_a_tool_call_guardrail_added_later_is_enforced_at_once(project: Path, pre: str) -> None:
+    """The hook skips guardrails while their memo says the sources hold no tool-call rule; any
+    write to a source (even one keeping its size and mtime) makes the memo stale."""
+    set_state(project, "implementation-cycle/DO")
+    payload = recorded("PreToolUse-Write.json", project)
+    payload["tool_input"]["file_path"] = str(project / ".env")
+    override = project / ".claude" / "governance" / "guardrails.yaml"
+    harmless = GUARDRAIL.replace("primitive, \"==\": file-write", "primitive, \"==\": file-wrote")
+    assert len(harmless) == len(GUARDRAIL) and harmless != GUARDRAIL
+    override.write_text("version: 1\nguardrails: []\n")
+    for _ in range(2):  # the first call compiles and remembers "no tool-call rule"; the second trusts it
+        out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+        assert "permissionDecision" not in out or out["permissionDecision"] != "deny"
+    override.write_text(harmless)
+    out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+    assert out.get("permissionDecision") != "deny"
+    before = override.stat()
+    override.write_text(GUARDRAIL)
+    os.utime(override, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size, same mtime
+    out = answer(run_command(pre, json.dumps(payload)))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
     assert "guardrails.no-env-writes" in out["permissionDecisionReason"]
     ordinary = answer(run_command(pre, json.dumps(recorded("PreToolUse-Write.json", project))))
     assert "permissionDecision" not in ordinary["hookSpecificOutput"]
