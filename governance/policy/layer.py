@@ -1,6 +1,8 @@
 """GovernanceLayer: the one place that decides what a tool call may do in the current state.
 
-Hot path: imports ``os`` and our small modules (``wildcard`` instead of ``fnmatch``). Deciding
+Hot path: imports ``os`` and our small modules (``wildcard`` instead of ``fnmatch``), each where it
+is first needed: a PostToolUse call, which only maps the tool and reads the state, never loads
+``decision`` or ``shell``, nor ``wildcard`` unless a glob must be matched. Deciding
 is a dictionary look-up:
 ``decide[state][primitive]`` was expanded from ``rules[primitive][STATE | _all_states]`` when the
 matrix was compiled.
@@ -11,14 +13,15 @@ from __future__ import annotations
 import os
 
 from governance.policy import matrix as matrix_module
-from governance.policy.decision import SEVERITY, Decision
 from governance.policy.state import StateView, read_state
 from governance.project import default_matrix_path
-from governance.shell import Act
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from governance.policy.decision import Decision
+    from governance.shell import Act
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
@@ -58,6 +61,7 @@ class GovernanceLayer:
         acts, _ = self.acts_for(tool_name, tool_input or {}, cwd)
         if len(acts) == 1:
             return acts[0].primitive
+        from governance.policy.decision import SEVERITY
         state = self.get_activity_state().state
         return max(acts, key=lambda a: SEVERITY[self._rule(a.primitive, state)[0]]).primitive
 
@@ -73,6 +77,8 @@ class GovernanceLayer:
 
     def acts_for(self, tool_name: str, tool_input: dict[str, Any],
                  cwd: str | None = None) -> tuple[list[Act], str]:
+        from governance.shell import Act
+
         primitive, map_key = self.tool_primitive(tool_name)
         if tool_name in FILE_TOOLS:
             target = tool_input.get(FILE_TOOLS[tool_name])
@@ -84,6 +90,8 @@ class GovernanceLayer:
         return [Act(primitive)], map_key
 
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
+        from governance.shell import Act
+
         command = tool_input.get("command")
         acts: list[Act] = []
         shell = matrix_module.load_shell(self.project_dir, self.matrix)
@@ -128,6 +136,8 @@ class GovernanceLayer:
     def check_activity(self, primitive: str, state: StateView | str | None = None,
                        context: dict[str, Any] | None = None) -> Decision:
         """The decision for one primitive in a state (the current state when not given)."""
+        from governance.policy.decision import Decision
+
         if state is None:
             view = self.get_activity_state()
         elif isinstance(state, str):
@@ -160,6 +170,8 @@ class GovernanceLayer:
 
     def decide(self, tool_name: str, tool_input: dict[str, Any], cwd: str | None = None) -> Decision:
         """The decision for a whole tool call: the most restrictive of its acts."""
+        from governance.policy.decision import SEVERITY
+
         acts, map_key = self.acts_for(tool_name, tool_input, cwd)
         view = self.get_activity_state()
         context = {"tool_name": tool_name, "tool_input": tool_input}

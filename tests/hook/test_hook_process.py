@@ -184,6 +184,8 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",
               "governance.decisions.condition"}
 WILDCARD = {"governance.policy.wildcard"}  # only for a path to check against the protected globs
+# A PostToolUse call maps the tool and reads the state: no decision, no acts, no answer to give.
+POST_PATH = HOT_PATH - {"governance.policy.decision", "governance.shell", "governance.hook.answer"}
 SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
               "governance.shell.resolver", "governance.shell.rules"}
 STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipimport", "_codecs",
@@ -194,6 +196,9 @@ STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipi
 
 @pytest.mark.parametrize(("name", "ours", "guarded"), [
     ("PreToolUse-Read.json", HOT_PATH, False),
+    ("PostToolUse-Read.json", POST_PATH, False),
+    ("PostToolUse-Bash.json", POST_PATH, True),
+    ("PostToolUseFailure-Bash.json", POST_PATH | {"governance.hook.answer"}, False),  # clips the error
     ("PreToolUse-Read.json", HOT_PATH | GUARDRAILS, True),
     ("PreToolUse-WebFetch.json", HOT_PATH, True),  # denied by the matrix: no guardrail to ask
     ("PreToolUse-Write.json", HOT_PATH | WILDCARD, False),
@@ -203,8 +208,9 @@ def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, our
     if guarded:
         (project / ".claude" / "governance" / "guardrails.yaml").write_text(GUARDRAIL)
     set_state(project, "implementation-cycle/DO")
-    argv = shlex.split(pre)
-    run_command(pre, json.dumps(recorded(name, project)))  # caches are built once, cold
+    command = hook_command(project, name.split("-")[0])
+    argv = shlex.split(command)
+    run_command(command, json.dumps(recorded(name, project)))  # caches are built once, cold
     done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
                           input=json.dumps(recorded(name, project)).encode(),
                           capture_output=True, check=True)
