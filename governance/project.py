@@ -22,6 +22,8 @@ MATRIX_NAME = "activity_matrix.yaml"
 GUARDRAILS_NAME = "guardrails.yaml"
 # What the guardrail sources held when last compiled: {"key": content hash, "tool_rules": count}.
 GUARDRAILS_MEMO = "guardrails-sources.marshal"
+# Present while Claude Code's sandbox is part of governance (what `governance sandbox on` added).
+SANDBOX_MANIFEST = "sandbox.json"
 
 
 def read_bytes(path: str) -> bytes:
@@ -92,6 +94,10 @@ def governance_dir(project_dir: str) -> str:
 
 def override_matrix_path(project_dir: str) -> str:
     return os.path.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
+
+
+def sandbox_manifest_path(project_dir: str) -> str:
+    return os.path.join(project_dir, GOVERNANCE_SUBDIR, SANDBOX_MANIFEST)
 
 
 def cache_file(project_dir: str, name: str) -> str:

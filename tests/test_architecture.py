@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"decisions"},
     {"hook"},
     {"session", "install"},
+    {"sandbox"},
     {"commands"},
     {"bench"},
 ]

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("governance.commands.validate", "validate the activity matrix"),
     "install": ("governance.commands.install", "register the hooks in a project"),
     "uninstall": ("governance.commands.uninstall", "remove our hooks from a project"),
+    "sandbox": ("governance.commands.sandbox", "Claude Code's Bash sandbox as part of governance"),
     "doctor": ("governance.commands.doctor", "check that governance works in a project"),
     "check": ("governance.commands.check", "decide a tool call as the PreToolUse hook would"),
     "statusline": ("governance.commands.statusline", "print the status line for Claude Code"),

@@ -60,8 +60,41 @@ def run(args: argparse.Namespace) -> int:
                 report.ok(what)
             else:
                 report.note(f"{what} (optional: {fix})")
+    if matrix is not None:
+        _sandbox(project, matrix, report)
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
+
+
+def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
+    from governance.errors import GovernanceError
+    from governance.policy.state import read_state
+    from governance.sandbox import control
+
+    state = read_state(project, matrix).state
+    try:
+        found = control.status(project, matrix, state)
+    except GovernanceError as exc:
+        report.bad(f"the sandbox settings cannot be checked: {exc.render()}",
+                   "repair the file named, then run `governance sandbox on`")
+        return
+    if not found["governed"]:
+        where = "it can start here" if found["can_start"] else f"it cannot start here: " \
+            f"{found['why_not']}"
+        report.note(f"the OS sandbox is not part of governance ({where}; optional: "
+                    "governance sandbox on)")
+        return
+    if found["can_start"]:
+        report.ok(f"the OS sandbox is part of governance and can start ({found['platform']})")
+    else:
+        report.bad(f"the OS sandbox is part of governance but cannot start here, so Claude Code "
+                   f"will refuse to start: {found['why_not']}",
+                   "fix the machine as said, or `governance sandbox off`")
+    for item in found["drift"]:
+        report.bad(f"sandbox settings changed since `sandbox on`: {item}",
+                   "run `governance sandbox on` to write them again")
+    if not found["drift"]:
+        report.ok(f"network for sandboxed commands: {found['network']} in {state}")
 
 
 def _settings_or_none(project: str) -> dict[str, object] | None:

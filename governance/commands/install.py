@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write /cycle and /governance-state into .claude/commands/")
     parser.add_argument("--mcp", action="store_true",
                         help="register the decision-intelligence MCP server in .mcp.json")
+    parser.add_argument("--sandbox", action="store_true",
+                        help="make Claude Code's Bash sandbox part of governance (refuses where it "
+                             "cannot start; see `governance sandbox`)")
     parser.add_argument("--python", help="interpreter for the hook command (default: this one)")
     parser.add_argument("--dry-run", action="store_true", help="print the new settings only")
 
@@ -66,6 +69,15 @@ def run(args: argparse.Namespace) -> int:
     if not os.access(python, os.X_OK):
         raise InstallError(f"the interpreter {python!r} is not executable",
                            fix="pass --python with the venv's python")
+    checked = None
+    if args.sandbox:  # before anything is written: a sandbox that cannot start is refused whole
+        from governance.sandbox.probe import probe
+
+        checked = probe()
+        if not checked.ok:
+            raise InstallError("Claude Code's sandbox cannot start on this machine: "
+                               + "; ".join(checked.problems),
+                               fix="; ".join(checked.fixes) + "; or install without --sandbox")
     entries: dict[str, list[dict[str, object]]] = {}
     for event, script in settings.EVENTS.items():
         script_path = os.path.join(settings.hook_scripts_dir(), script)
@@ -113,6 +125,11 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note)
     _warm_caches(project)
+    if args.sandbox:
+        from governance.commands.sandbox import turn_on
+
+        for note in turn_on(project, python, checked):
+            print(note)
     mode = "fail-closed (deny on governance failure)" if args.fail_closed else \
         "fail-open (a governance failure lets the call through and says so)"
     print(f"Mode: {mode}. Check it with: governance doctor --project {project}")

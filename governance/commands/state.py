@@ -69,10 +69,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         cycle, work = current.cycle, current.work_item
         phase = state_module.next_phase(matrix, current)
-    new = state_module.set_state(project, matrix, cycle, phase, work)
+    new = _set_with_sandbox(project, matrix, state_module, cycle, phase, work, current.state)
     _record(project, current.label if current.source == "file" else "", new, matrix)
     print(f"{new.label} (state {new.state})")
     return 0
+
+
+def _set_with_sandbox(project: str, matrix: dict[str, Any], state_module: Any, cycle: str,
+                      phase: str, work: str, old_state: str) -> Any:
+    """Write the state, with the sandbox's network rule in step: a network that closes is closed
+    before the state file says so, one that opens is opened after it, so no moment exists where
+    the state forbids the network and the sandbox allows it. (Claude Code applies a settings change
+    about a second after the file is written: docs/sandbox.md.)"""
+    from governance.sandbox import control
+
+    target = state_module.resolve(matrix, cycle, phase) if cycle or phase else None
+    closing = isinstance(target, str) and control.closes_network(matrix, target)
+    if closing:
+        control.follow_state(project, matrix, str(target))
+    new = state_module.set_state(project, matrix, cycle, phase, work)
+    if not closing:
+        control.follow_state(project, matrix, new.state)
+    return new
 
 
 def _show(project: str, matrix: dict[str, Any], current: Any, as_json: bool) -> int:
@@ -98,4 +116,16 @@ def _show(project: str, matrix: dict[str, Any], current: Any, as_json: bool) -> 
     print(f"\nBlocked: {', '.join(summary['blocked']) or 'none'}")
     print(f"Ask:     {', '.join(summary['asked']) or 'none'}")
     print(f"Warned:  {', '.join(summary['warned']) or 'none'}")
+    print(f"Network: {_network_rule(project, matrix, current.state)}")
     return 0
+
+
+def _network_rule(project: str, matrix: dict[str, Any], state: str) -> str:
+    from governance.sandbox import control
+
+    closes = control.closes_network(matrix, state)
+    if control.load_manifest(project) is None:
+        return ("the sandbox is not part of governance, so only the tools' rules apply "
+                "(`governance sandbox on` confines Bash commands too)")
+    return ("closed to sandboxed commands (every host refused)" if closes
+            else "sandboxed commands follow Claude Code's own network rules")

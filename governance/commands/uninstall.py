@@ -42,5 +42,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"Removed the slash command {command}")
     if uninstall_mcp(project):
         print(f"Removed the MCP server from {os.path.join(project, '.mcp.json')}")
+    from governance.sandbox.control import turn_off
+
+    for note in turn_off(project):
+        print(note)
     print("State and ledger in .claude/governance/ are kept.")
     return 0

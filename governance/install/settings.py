@@ -143,7 +143,11 @@ def save(path: str, data: dict[str, Any]) -> str | None:
     backup = None
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path):
-        backup = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+        backup = stem = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
+        count = 0
+        while os.path.exists(backup):  # two saves in one second keep both backups
+            count += 1
+            backup = f"{stem}-{count}"
         shutil.copy2(path, backup)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:

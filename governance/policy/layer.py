@@ -14,7 +14,7 @@ import os
 
 from governance.policy import matrix as matrix_module
 from governance.policy.state import StateView, read_state
-from governance.project import default_matrix_path
+from governance.project import default_matrix_path, sandbox_manifest_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,6 +101,10 @@ class GovernanceLayer:
             base = cwd or self.project_dir
             acts = list(analyse_command(command, shell,
                                         is_protected=lambda p: self.is_protected(p, base)))
+        if tool_input.get("dangerouslyDisableSandbox") is True and os.path.exists(
+                sandbox_manifest_path(self.project_dir)):
+            acts.insert(0, Act("sandbox-escape", "dangerouslyDisableSandbox: true",
+                               "asks to run outside the sandbox, which governance makes mandatory"))
         if tool_input.get("run_in_background") is True:
             acts.insert(0, Act("shell-background", "run_in_background: true",
                                "runs in the background"))

@@ -9,13 +9,40 @@ a ``[`` without its ``]`` is a literal, as in ``fnmatch``.
 
 from __future__ import annotations
 
+_RANGE = None  # a hyphen that joins two chunks: a range operator where a character stands each side
+
+
+def _chunks(stuff: str) -> list[str]:
+    """Split a class body at its range hyphens and drop empty ranges (``z-a``), as ``fnmatch``
+    does before it builds its regular expression."""
+    if "-" not in stuff:
+        return [stuff]
+    chunks: list[str] = []
+    start = 0
+    k = 2 if stuff.startswith("!") else 1
+    while (k := stuff.find("-", k)) >= 0:
+        chunks.append(stuff[start:k])
+        start = k + 1
+        k += 3
+    if stuff[start:]:
+        chunks.append(stuff[start:])
+    else:
+        chunks[-1] += "-"
+    for k in range(len(chunks) - 1, 0, -1):
+        if chunks[k - 1][-1] > chunks[k][0]:
+            chunks[k - 1] = chunks[k - 1][:-1] + chunks[k][1:]
+            del chunks[k]
+    return chunks
+
 
 def _class_at(pattern: str, i: int) -> tuple[int, list[tuple[str, str]], bool] | None:
-    """Parse ``[...]`` at ``pattern[i]``: (index after it, ranges, negated), or None if literal."""
+    """Parse ``[...]`` at ``pattern[i]``: (index after it, ranges, negated), or None if literal.
+
+    The body is read as ``fnmatch`` reads it: split into chunks at range hyphens, empty ranges
+    removed, then a leading ``!`` negates (even one that an empty range left in front) and a
+    hyphen with no character on one side is a literal."""
     j = i + 1
-    negated = False
     if j < len(pattern) and pattern[j] == "!":
-        negated = True
         j += 1
     if j < len(pattern) and pattern[j] == "]":
         j += 1  # a leading ] is literal
@@ -23,16 +50,26 @@ def _class_at(pattern: str, i: int) -> tuple[int, list[tuple[str, str]], bool] |
         j += 1
     if j >= len(pattern):
         return None
-    body = pattern[i + 1 + int(negated):j]
+    tokens: list[str | None] = []
+    for index, chunk in enumerate(_chunks(pattern[i + 1:j])):
+        if index:
+            tokens.append(_RANGE)
+        tokens.extend(chunk)
+    negated = bool(tokens) and tokens[0] == "!"
+    if negated:
+        del tokens[0]
     ranges: list[tuple[str, str]] = []
     k = 0
-    while k < len(body):
-        if k + 2 < len(body) and body[k + 1] == "-":
-            ranges.append((body[k], body[k + 2]))
+    while k < len(tokens):
+        token = tokens[k]
+        if (token is not None and k + 2 < len(tokens) and tokens[k + 1] is _RANGE
+                and tokens[k + 2] is not None):
+            ranges.append((token, str(tokens[k + 2])))
             k += 3
-        else:
-            ranges.append((body[k], body[k]))
-            k += 1
+            continue
+        char = "-" if token is None else token
+        ranges.append((char, char))
+        k += 1
     return j + 1, ranges, negated
 
 

@@ -1,0 +1,189 @@
+"""The part of Claude Code's ``sandbox`` settings that governance owns, merged into the project's
+``.claude/settings.json`` and removed again exactly.
+
+What we set: ``enabled: true``, ``allowUnsandboxedCommands: false`` (else the model may retry a
+failed command outside the sandbox), ``failIfUnavailable: true`` (else a missing bubblewrap
+silently runs everything unsandboxed), ``filesystem.denyWrite`` for every governance file, and
+``network.deniedDomains: ["*"]`` while the state closes the network. What we changed is recorded in
+the manifest (``.claude/governance/sandbox.json``): the previous value of every key we set and every
+list entry we added, so that removal restores the user's own settings and touches nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from governance.project import (
+    default_guardrails_path,
+    default_matrix_path,
+    governance_dir,
+    package_root,
+)
+
+SCALARS: dict[str, object] = {"enabled": True, "allowUnsandboxedCommands": False,
+                              "failIfUnavailable": True}
+DENY_WRITE = ("filesystem", "denyWrite")
+DENIED_DOMAINS = ("network", "deniedDomains")
+EVERY_HOST = "*"
+ABSENT = {"absent": True}  # the manifest's word for "the key did not exist"
+
+
+def protected_paths(project: str, python: str | None = None) -> list[str]:
+    """Absolute paths a sandboxed command may not write: the project's settings and governance
+    folder, the user's settings, and our installation (package, hook scripts, default configs and
+    the interpreter's environment)."""
+    home = os.path.expanduser("~")
+    interpreter = os.path.abspath(python or sys.executable)
+    prefix = os.path.dirname(os.path.dirname(interpreter))
+    venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
+    root = package_root()
+    paths = [
+        os.path.join(project, ".claude", "settings.json"),
+        os.path.join(project, ".claude", "settings.local.json"),
+        governance_dir(project),
+        os.path.join(home, ".claude", "settings.json"),
+        os.path.join(home, ".claude", "settings.local.json"),
+        os.path.join(root, "governance"),
+        os.path.join(root, "hooks") if os.path.isdir(os.path.join(root, "hooks")) else "",
+        default_matrix_path(),
+        default_guardrails_path(),
+        prefix if venv else interpreter,
+    ]
+    resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths if path]
+    return list(dict.fromkeys(resolved))
+
+
+def _section(data: dict[str, Any], keys: tuple[str, ...], created: list[str]) -> dict[str, Any]:
+    node = data
+    walked: list[str] = []
+    for key in keys:
+        walked.append(key)
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+            if ".".join(walked) not in created:
+                created.append(".".join(walked))
+        elif not isinstance(child, dict):
+            from governance.errors import InstallError
+
+            raise InstallError(f"{'.'.join(walked)} is not an object", key=".".join(walked),
+                               fix="repair the settings file (Claude Code expects an object)")
+        node = child
+    return node
+
+
+def _list(data: dict[str, Any], path: tuple[str, ...], created: list[str]) -> list[Any]:
+    parent = _section(data, ("sandbox", *path[:-1]), created)
+    items = parent.get(path[-1])
+    if items is None:
+        items = parent[path[-1]] = []
+        if ".".join(("sandbox", *path)) not in created:
+            created.append(".".join(("sandbox", *path)))
+    elif not isinstance(items, list):
+        from governance.errors import InstallError
+
+        key = ".".join(("sandbox", *path))
+        raise InstallError(f"{key} is not a list", key=key, fix="repair the settings file")
+    return items
+
+
+def new_manifest(settings_file: str) -> dict[str, Any]:
+    return {"version": 1, "settings_file": settings_file, "scalars": {}, "added": {},
+            "created": [], "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def apply(data: dict[str, Any], manifest: dict[str, Any], deny_write: list[str],
+          network_closed: bool) -> None:
+    """Merge our sandbox settings into ``data`` (Claude Code's settings object), recording in
+    ``manifest`` what was not there before. Applying twice changes nothing more."""
+    created: list[str] = manifest["created"]
+    sandbox = _section(data, ("sandbox",), created)
+    for key, value in SCALARS.items():
+        if key not in manifest["scalars"]:
+            manifest["scalars"][key] = {"set": value,
+                                        "previous": sandbox.get(key, ABSENT)}
+        sandbox[key] = value
+    added = manifest["added"]
+    ours = added.setdefault(".".join(DENY_WRITE), [])
+    paths = _list(data, DENY_WRITE, created)
+    for path in deny_write:
+        if path not in paths:
+            paths.append(path)
+            ours.append(path)
+    set_network(data, manifest, network_closed)
+
+
+def set_network(data: dict[str, Any], manifest: dict[str, Any], closed: bool) -> bool:
+    """Close (``deniedDomains: ["*"]``) or reopen the network; True when ``data`` changed. A
+    ``"*"`` the user wrote is theirs: reopening never removes it."""
+    key = ".".join(DENIED_DOMAINS)
+    ours = manifest["added"].setdefault(key, [])
+    if closed:
+        domains = _list(data, DENIED_DOMAINS, manifest["created"])
+        if EVERY_HOST in domains:
+            return False
+        domains.append(EVERY_HOST)
+        ours.append(EVERY_HOST)
+        return True
+    if EVERY_HOST not in ours:
+        return False
+    ours.remove(EVERY_HOST)
+    network = data.get("sandbox", {}).get("network", {})
+    denied = network.get("deniedDomains") if isinstance(network, dict) else None
+    if isinstance(denied, list) and EVERY_HOST in denied:
+        denied.remove(EVERY_HOST)
+        _prune(data, manifest)
+        return True
+    return False
+
+
+def network_closed(data: dict[str, Any]) -> bool:
+    """Whether these settings refuse every host to sandboxed commands."""
+    sandbox = data.get("sandbox")
+    network = sandbox.get("network") if isinstance(sandbox, dict) else None
+    domains = network.get("deniedDomains") if isinstance(network, dict) else None
+    return isinstance(domains, list) and EVERY_HOST in domains
+
+
+def remove(data: dict[str, Any], manifest: dict[str, Any]) -> list[str]:
+    """Take back exactly what ``apply`` added; returns what was done, for the user. A key the
+    user has changed since is theirs and stays."""
+    done: list[str] = []
+    sandbox = data.get("sandbox")
+    if not isinstance(sandbox, dict):
+        return done
+    for key, record in manifest.get("scalars", {}).items():
+        if key in sandbox and sandbox[key] == record["set"]:
+            if record["previous"] == ABSENT:
+                del sandbox[key]
+                done.append(f"removed sandbox.{key}")
+            else:
+                sandbox[key] = record["previous"]
+                done.append(f"restored sandbox.{key} to {record['previous']!r}")
+    for dotted, entries in manifest.get("added", {}).items():
+        node: Any = sandbox
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            for entry in entries:
+                if entry in node:
+                    node.remove(entry)
+            if entries:
+                done.append(f"removed {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} "
+                            f"from sandbox.{dotted}")
+    _prune(data, manifest)
+    return done
+
+
+def _prune(data: dict[str, Any], manifest: dict[str, Any]) -> None:
+    """Drop the containers we created once they are empty (deepest first)."""
+    for dotted in sorted(manifest.get("created", []), key=lambda d: -d.count(".")):
+        parts = dotted.split(".")
+        parent: Any = data
+        for part in parts[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if isinstance(parent, dict) and parent.get(parts[-1]) in ({}, []):
+            del parent[parts[-1]]
