@@ -174,13 +174,16 @@ class ClaudeRunner:
         home: Path | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         follow_ups: Sequence[FollowUp] = (),
+        sink: tuple[int, Path] | None = None,
     ) -> ClaudeRun:
         """Run ``claude -p prompt``; the fake model answers ``prompt`` with ``turns``.
 
         ``other_scripts`` maps a substring of another conversation's first user message
         (a sub-agent's prompt) to its turns. With ``follow_ups`` the prompts go in on stdin
         (``--input-format stream-json``), one after the other in one session; ``turns``
-        then covers the turns of all of them in order.
+        then covers the turns of all of them in order. ``sink`` (port, log file): a TCP server
+        on 127.0.0.1:port beside the client (in its network namespace) that appends whatever
+        reaches it to the log file.
         """
         scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self.workdir))
         home = home or scratch / "home"
@@ -215,6 +218,7 @@ class ClaudeRunner:
             "argv": argv, "cwd": str(project), "env": child_env, "scripts": scripts,
             "timeout": timeout, "output": str(output_path),
             "loopback_up": self.isolate,
+            "sink": [sink[0], str(sink[1])] if sink else None,
             "prompts": [{"prompt": prompt, "before": []}] + [
                 {"prompt": f.prompt, "before": list(f.before), "cwd": f.before_cwd,
                  "env": dict(f.before_env or {})} for f in follow_ups
@@ -407,11 +411,44 @@ def _terminal(spec: dict[str, Any], env: dict[str, str]) -> tuple[int, str, str,
     return (0 if found else 1), "\n\f\n".join(screens), "", not found
 
 
+def _start_sink(port: int, log: Path) -> None:
+    """A loopback TCP server that records every connection's first bytes (a daemon thread: it
+    stops with the launcher)."""
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(16)
+    log.write_text("")
+
+    def serve() -> None:
+        while True:
+            conn, _ = server.accept()
+            with conn:
+                conn.settimeout(3)
+                try:
+                    data = conn.recv(4096)
+                except OSError:
+                    data = b""
+                with log.open("ab") as fh:
+                    fh.write(b"CONNECTION " + data.replace(b"\n", b" ")[:200] + b"\n")
+                try:
+                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
 def _launch(spec_path: Path) -> int:
     spec = json.loads(spec_path.read_text())
     if spec["loopback_up"]:
         _loopback_up()
     scripts = {key: turns_from_json(turns) for key, turns in spec["scripts"].items()}
+    if spec.get("sink"):
+        _start_sink(int(spec["sink"][0]), Path(spec["sink"][1]))
     with FakeModel(scripts) as fake:
         env = dict(spec["env"], ANTHROPIC_BASE_URL=fake.url)
         if spec.get("interactive"):
