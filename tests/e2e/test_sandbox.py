@@ -205,3 +205,59 @@ def test_state_change_mid_session_closes_the_network(project: Path) -> None:
     assert "deniedDomains" not in settings.read_text()
     governance("state", "set", DO, "--project", str(project))
     assert json.loads(settings.read_text())["sandbox"]["network"]["deniedDomains"] == ["*"]
+
+
+UNIT_TEST = """import pathlib, unittest
+
+
+class Build(unittest.TestCase):
+    def test_build_output(self) -> None:
+        out = pathlib.Path('build') / 'report.txt'
+        out.parent.mkdir(exist_ok=True)
+        out.write_text('ok')
+        self.assertEqual(out.read_text(), 'ok')
+"""
+
+
+def test_the_projects_own_test_command_runs_under_the_sandbox(
+        claude: ClaudeRunner, project: Path, short_tmp: str) -> None:
+    governed(project, DO, "--sandbox")
+    run, bash = write_and_run(claude, project, "sandbox unit test scenario", UNIT_TEST,
+                              "test_build.py", "python3 -m unittest discover -s tools -v",
+                              short_tmp)
+    said = output(run, bash)
+    assert "test_build_output" in said and "OK" in said, said
+    assert (project / "build" / "report.txt").read_text() == "ok"
+
+
+def bash_durations(project: Path) -> list[float]:
+    from test_scenarios import ledger
+
+    return [float(r["tool_duration_ms"]) for r in ledger(project)
+            if r.get("event") == "PostToolUse" and r.get("tool") == "Bash"
+            and "tool_duration_ms" in r]
+
+
+def test_sandbox_overhead_per_bash_call(claude: ClaudeRunner, tmp_path: Path, short_tmp: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Time per Bash call as Claude Code reports it (PostToolUse duration_ms), 20 calls with the
+    sandbox and 20 without; printed for docs/sandbox.md."""
+    import statistics
+
+    medians = {}
+    for sandboxed in (False, True):
+        project = tmp_path / ("on" if sandboxed else "off")
+        (project / ".claude").mkdir(parents=True)
+        governed(project, EXPLORE, *(["--sandbox"] if sandboxed else []))
+        turns = [[ToolUse("Bash", {"command": "true", "description": f"call {i}"})]
+                 for i in range(20)]
+        run = claude.run(project, "sandbox overhead scenario", [*turns, [Text("done")]],
+                         env={"TMPDIR": short_tmp})
+        assert run.returncode == 0, run.stderr[-2000:]
+        durations = bash_durations(project)
+        assert len(durations) == 20, durations
+        medians[sandboxed] = statistics.median(durations)
+    with capsys.disabled():
+        print(f"\nsandbox overhead: median Bash call {medians[False]:.0f} ms without the sandbox, "
+              f"{medians[True]:.0f} ms with it (20 calls each)")
+    assert medians[True] > 0 and medians[False] > 0
