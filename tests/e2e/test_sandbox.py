@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from claude_runner import ClaudeRun, ClaudeRunner
+from claude_runner import ClaudeRun, ClaudeRunner, FollowUp
 from fake_api import Text, ToolUse
-from test_scenarios import DO, denied_ids, governance, governed, tool_use_ids
+from test_scenarios import DO, REPO, denied_ids, governance, governed, tool_use_ids
 
 from governance.sandbox.probe import probe
 
@@ -63,6 +63,7 @@ print('; '.join(results))
 
 NET = """import os, socket, sys, urllib.request
 port = int(sys.argv[1])
+tag = sys.argv[2] if len(sys.argv) > 2 else ''
 for name in ('NO_PROXY', 'no_proxy'):
     os.environ.pop(name, None)
 said = []
@@ -79,7 +80,7 @@ def direct():
 def http_proxy():
     proxy = os.environ.get('HTTP_PROXY') or os.environ.get('http_proxy') or 'http://localhost:3128'
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({'http': proxy}))
-    opener.open('http://127.0.0.1:%d/via-http-proxy' % port, timeout=10).read()
+    opener.open('http://127.0.0.1:%d/via-http-proxy%s' % (port, tag), timeout=10).read()
 def socks_proxy():
     from urllib.parse import urlsplit
     found = [v for k, v in os.environ.items() if 'proxy' in k.lower() and v.startswith('socks5')]
@@ -98,7 +99,7 @@ def socks_proxy():
         reply = conn.recv(10)
         if len(reply) < 2 or reply[1] != 0:
             raise ConnectionRefusedError('socks connect refused')
-        conn.sendall(b'GET /via-socks HTTP/1.0\\r\\n\\r\\n')
+        conn.sendall(b'GET /via-socks' + tag.encode() + b' HTTP/1.0\\r\\n\\r\\n')
         conn.recv(100)
 attempt('direct', direct)
 attempt('http-proxy', http_proxy)
@@ -198,7 +199,34 @@ def test_the_network_follows_the_state(claude: ClaudeRunner, project: Path, tmp_
         assert "host is on the deny list" in said, said  # the model is told by Claude Code
 
 
-def test_state_change_mid_session_closes_the_network(project: Path) -> None:
+def test_a_state_change_mid_session_closes_the_network(claude: ClaudeRunner, project: Path,
+                                                        tmp_path: Path, short_tmp: str) -> None:
+    """EXPLORE lets the proxies through; the user sets DO from a terminal between two prompts of
+    one session; a second after that, the same script reaches nothing."""
+    governed(project, EXPLORE, "--sandbox")
+    port = free_port()
+    sink = tmp_path / "sink.log"
+    script = str(project / "tools" / "net.py")
+    change = FollowUp("network scenario two", before=[
+        "sh", "-c", f'"$0" -m governance.commands.cli state set {DO} --project "$1" && sleep 2',
+        sys.executable, str(project)], before_cwd=str(REPO), before_env={"PYTHONPATH": str(REPO)})
+    run = claude.run(project, "network scenario one", [
+        [ToolUse("Write", {"file_path": script, "content": NET})],
+        [ToolUse("Bash", {"command": f"python3 tools/net.py {port} -explore", "description": "a"})],
+        [Text("first done")],
+        [ToolUse("Bash", {"command": f"python3 tools/net.py {port} -do", "description": "b"})],
+        [Text("second done")],
+    ], follow_ups=[change], sink=(port, sink), env={"TMPDIR": short_tmp})
+    assert run.returncode == 0, run.stderr[-2000:]
+    first, second = tool_use_ids(run, "Bash")
+    assert "sent" in output(run, first)
+    received = sink.read_text()
+    assert "/via-http-proxy-explore" in received and "/via-socks-explore" in received, received
+    assert "-do" not in received, received
+    assert "host is on the deny list" in output(run, second)
+
+
+def test_state_change_closes_the_network_in_the_settings(project: Path) -> None:
     """The settings side of a state change, as the user makes it from a terminal."""
     governed(project, EXPLORE, "--sandbox")
     settings = project / ".claude" / "settings.json"
