@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from governance.sandbox.probe import Probe
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report["governed"] and report["can_start"] and not report["drift"] else 1
 
 
-def describe(report: dict[str, object], state: str) -> str:
+def describe(report: dict[str, Any], state: str) -> str:
     lines = [f"Sandbox part of governance: {'yes' if report['governed'] else 'no'}"
              + ("" if report["governed"] else " (turn it on: governance sandbox on)"),
              f"Sandbox can start here: {'yes' if report['can_start'] else 'no'} "
@@ -72,6 +72,6 @@ def describe(report: dict[str, object], state: str) -> str:
     lines.append(f"Network for sandboxed commands: {report['network']}; the state {state} "
                  + ("closes it" if report["state_closes_network"] else "leaves it to Claude Code's "
                     "own rules"))
-    for item in report["drift"]:  # type: ignore[attr-defined]
+    for item in report["drift"]:
         lines.append(f"  changed since `sandbox on`: {item}")
     return "\n".join(lines)

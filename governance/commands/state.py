@@ -69,25 +69,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         cycle, work = current.cycle, current.work_item
         phase = state_module.next_phase(matrix, current)
-    new = _set_with_sandbox(project, matrix, state_module, cycle, phase, work, current.state)
+    new = _set_with_sandbox(project, matrix, cycle, phase, work)
     _record(project, current.label if current.source == "file" else "", new, matrix)
     print(f"{new.label} (state {new.state})")
     return 0
 
 
-def _set_with_sandbox(project: str, matrix: dict[str, Any], state_module: Any, cycle: str,
-                      phase: str, work: str, old_state: str) -> Any:
+def _set_with_sandbox(project: str, matrix: dict[str, Any], cycle: str, phase: str,
+                      work: str) -> Any:
     """Write the state, with the sandbox's network rule in step: a network that closes is closed
     before the state file says so, one that opens is opened after it, so no moment exists where
     the state forbids the network and the sandbox allows it. (Claude Code applies a settings change
     about a second after the file is written: docs/sandbox.md.)"""
+    from governance.policy.state import resolve, set_state
     from governance.sandbox import control
 
-    target = state_module.resolve(matrix, cycle, phase) if cycle or phase else None
-    closing = isinstance(target, str) and control.closes_network(matrix, target)
-    if closing:
-        control.follow_state(project, matrix, str(target))
-    new = state_module.set_state(project, matrix, cycle, phase, work)
+    target = resolve(matrix, cycle, phase)  # None for an unknown phase: set_state says so
+    closing = target is not None and control.closes_network(matrix, target)
+    if target is not None and closing:
+        control.follow_state(project, matrix, target)
+    new = set_state(project, matrix, cycle, phase, work)
     if not closing:
         control.follow_state(project, matrix, new.state)
     return new

@@ -72,10 +72,10 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     seen = signature((default_path, override_path))
     known = recall(memo_path, seen)
     if isinstance(known, dict) and isinstance(known.get("key"), str):
-        key = known["key"]
-        compiled = _MEMO.get(f"{project_dir}\0{key}") or _cached(cache_path, key)
+        memo_key = f"{project_dir}\0{known['key']}"
+        compiled = _MEMO.get(memo_key) or _cached(cache_path, known["key"])
         if compiled is not None:
-            _MEMO[f"{project_dir}\0{key}"] = compiled
+            _MEMO[memo_key] = compiled
             return compiled
     default_data = _read(default_path)
     override_data = _read(override_path)

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from governance.errors import InstallError
 from governance.project import (
     default_guardrails_path,
     default_matrix_path,
@@ -67,8 +68,6 @@ def _section(data: dict[str, Any], keys: tuple[str, ...], created: list[str]) ->
             if ".".join(walked) not in created:
                 created.append(".".join(walked))
         elif not isinstance(child, dict):
-            from governance.errors import InstallError
-
             raise InstallError(f"{'.'.join(walked)} is not an object", key=".".join(walked),
                                fix="repair the settings file (Claude Code expects an object)")
         node = child
@@ -83,8 +82,6 @@ def _list(data: dict[str, Any], path: tuple[str, ...], created: list[str]) -> li
         if ".".join(("sandbox", *path)) not in created:
             created.append(".".join(("sandbox", *path)))
     elif not isinstance(items, list):
-        from governance.errors import InstallError
-
         key = ".".join(("sandbox", *path))
         raise InstallError(f"{key} is not a list", key=key, fix="repair the settings file")
     return items
