@@ -61,9 +61,13 @@ uninstall dir=project:
 doctor dir=project:
     {{gov}} doctor --project {{dir}}
 
-# validate the project's activity matrix
+# validate the project's activity matrix and accept it (governance uses only an accepted matrix)
 validate dir=project:
     {{gov}} validate --project {{dir}}
+
+# accept the state, matrix and owned settings as they are now (after a change made outside governance)
+accept dir=project:
+    {{gov}} accept --project {{dir}}
 
 # set the cycle state, e.g. just set-cycle implementation-cycle DO WORK-064
 set-cycle cycle phase work="":

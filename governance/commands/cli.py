@@ -17,7 +17,9 @@ from governance.errors import GovernanceError
 # name -> (module, one-line help). Add a command by adding one line here.
 COMMANDS: dict[str, tuple[str, str]] = {
     "state": ("governance.commands.state", "read, set or advance the cycle state"),
-    "validate": ("governance.commands.validate", "validate the activity matrix"),
+    "validate": ("governance.commands.validate", "validate the activity matrix (and accept it)"),
+    "accept": ("governance.commands.accept", "accept the state, matrix and owned settings as "
+                                             "they are now"),
     "install": ("governance.commands.install", "register the hooks in a project"),
     "uninstall": ("governance.commands.uninstall", "remove our hooks from a project"),
     "sandbox": ("governance.commands.sandbox", "Claude Code's Bash sandbox as part of governance"),

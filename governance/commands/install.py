@@ -102,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(data, indent=2))
         return 0
+    from governance.sandbox import control
+    from governance.seal import record as seal
+
+    first_seal = seal.read(project) is None
+    control.seal_settings(project, data, control.load_manifest(project))
     if json.dumps(data, sort_keys=True) == before:
         print(f"Already installed in {path}; nothing changed.")
     else:
@@ -125,6 +130,15 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note)
     _warm_caches(project)
+    if first_seal:  # from now on a change that bypasses governance is noticed
+        from governance.commands.accept import accept_matrix, accept_state
+
+        accepted, lines = accept_matrix(project)
+        print("\n".join(lines) if not accepted else lines[-1])
+        if not accepted:
+            print("WARNING: the project's activity matrix is invalid, so governance uses the "
+                  "packaged default until you fix it and run `governance validate`.")
+        print(accept_state(project))
     if args.sandbox:
         from governance.commands.sandbox import turn_on
 

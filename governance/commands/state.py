@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     project = project_from_cli(args.project)
     matrix = matrix_module.load(project)
     current = state_module.read_state(project, matrix)
+    if matrix.get("unaccepted"):
+        print(matrix["unaccepted"], file=sys.stderr)
     if args.action == "get":
         if args.json:
             print(json.dumps({"label": current.label, **current.as_record(), "note": current.note}))

@@ -24,6 +24,9 @@ def run(args: argparse.Namespace) -> int:
     removed = settings.remove_ours(data)
     status = remove_statusline(data)
     if removed or status:
+        from governance.sandbox import control
+
+        control.seal_settings(project, data, control.load_manifest(project))
         backup = settings.save(path, data)
         print(f"Removed {removed} governance hook(s)" + (" and the status line" if status else "")
               + f" from {path} (backup: {backup}).")

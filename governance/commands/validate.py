@@ -36,10 +36,12 @@ def run(args: argparse.Namespace) -> int:
     if compiled is None or (args.strict and warnings):
         print(f"INVALID: {errors} error(s), {warnings} warning(s) in {', '.join(sources)}")
         return 1
-    if not args.file:
-        matrix_module.write_cache(matrix_module.cache_path(project, config_hash), compiled)
     prims = len(compiled["allowed_in"])
     print(f"OK: {prims} primitives, {len(compiled['states'])} states, "
           f"{len(compiled['tools_exact']) + len(compiled['tools_glob'])} tool mappings, "
           f"{warnings} warning(s) ({', '.join(sources)})")
+    if not args.file:
+        from governance.commands.accept import record_matrix
+
+        print(record_matrix(project, compiled, override, config_hash))
     return 0

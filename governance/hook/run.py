@@ -30,6 +30,7 @@ from governance.project import (
     recall,
     signature,
 )
+from governance.seal.record import settings_unchanged
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,6 +140,35 @@ def _base_record(data: dict[str, Any], run: Run) -> dict[str, Any]:
     return record
 
 
+def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
+    """What changed without being accepted (``governance.seal``): part -> what the user reads.
+
+    The state and the matrix in force are already the accepted ones (``state``, ``matrix``);
+    with ``settings``, the settings governance owns are checked too and put back."""
+    found: dict[str, str] = {}
+    matrix = run.matrix or {}
+    if matrix.get("unaccepted"):
+        found["matrix"] = str(matrix["unaccepted"])
+    if view.source == "sealed":
+        found["state"] = view.note
+    record = matrix.get("seal")
+    entry = record.get("settings") if record else None
+    if settings and entry and not settings_unchanged(run.project or "", entry):
+        from governance.seal import owned
+
+        problems = owned.check(run.project or "", entry)
+        if problems:
+            written = owned.repair(entry)
+            what = "; ".join(text for _index, text in problems)
+            found["settings"] = (
+                f"Claude Code settings that governance owns were changed outside governance "
+                f"({what}). " + (f"Governance put them back in {', '.join(written)}. "
+                                 if written else "Governance could not put them back. ")
+                + "To change them, use `governance sandbox on|off` or `governance "
+                  "install|uninstall` from a terminal.")
+    return found
+
+
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
@@ -197,8 +227,21 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
                                      matrix_module.allowed_states(layer.matrix, decision.primitive)
                                      if decision.denies else [],
                                      grant_on_allow=bool(settings["grant_on_allow"]))
+        unaccepted = _unaccepted(run, decision.state, settings=True)
+        if unaccepted:
+            said = reply.get("systemMessage")
+            reply["systemMessage"] = answer.clip(
+                (f"{said}\n" if said else "") + "Governance: " + " ".join(unaccepted.values()),
+                answer.CONTEXT_MAX)
+            context = reply["hookSpecificOutput"]
+            context["additionalContext"] = answer.clip(
+                context["additionalContext"] + "\nGovernance files were changed outside "
+                "governance (" + ", ".join(unaccepted) + "); the accepted versions are in force "
+                "until the user accepts the change.", answer.CONTEXT_MAX)
         record = _base_record(data, run)
         record.update(decision.as_record())
+        if unaccepted:
+            record["unaccepted"] = sorted(unaccepted)
         record["map_rule"] = decision.map_rule
         record["decision"] = reply["hookSpecificOutput"].get("permissionDecision", "none")
         record["input_sha256"] = chain.digest(tool_input)
@@ -236,6 +279,9 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
         record = _base_record(data, run)
         record["primitive"] = layer.tool_primitive(data["tool_name"])[0]
         record.update(view.as_record())
+        unaccepted = _unaccepted(run, view, settings=False)
+        if unaccepted:
+            record["unaccepted"] = sorted(unaccepted)
         if run.event == "PostToolUseFailure":
             record["outcome"] = "interrupted" if data.get("is_interrupt") else "failure"
             error = data.get("error")

@@ -172,3 +172,31 @@ def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
                 if is_ours(entry):
                     found.setdefault(event, []).append(str(entry.get("command", "")))
     return found
+
+
+def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
+    """What governance owns among these settings' hooks, as the seal's expectations
+    (``governance.seal.owned``): each of our handlers stays registered, and no settings file
+    switches every hook off."""
+    expect: list[list[Any]] = []
+    hooks = data.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for group in groups if isinstance(groups, list) else []:
+            for entry in group.get("hooks", []) if isinstance(group, dict) else []:
+                if is_ours(entry):
+                    alone = {**{k: v for k, v in group.items() if k != "hooks"},
+                             "hooks": [entry]}
+                    expect.append(["hook", ["hooks", event],
+                                   {"command": str(entry.get("command", "")), "group": alone}])
+    if expect:
+        expect.append(["not", ["disableAllHooks"], True])
+    return expect
+
+
+def files_to_watch(project_dir: str) -> list[str]:
+    """The settings files whose owned parts the seal guards: the project's file, its local
+    override and the user's file (in that order: ``governance.seal.owned`` relies on it)."""
+    home = os.path.expanduser("~")
+    return [settings_path(project_dir),
+            os.path.join(project_dir, ".claude", "settings.local.json"),
+            os.path.join(home, ".claude", "settings.json")]

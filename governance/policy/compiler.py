@@ -225,6 +225,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                     "map a tool to it under tools:, or remove the rules"))
     if any(p.level == "error" for p in problems):
         return None
+    summary = _summary(decide)
     return {
         "config_hash": config_hash,
         "files": [ly.path for ly in layers],
@@ -233,7 +234,8 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "default_file": main,
         "settings": settings.model_dump(),
         "decide": decide,
-        "summary": _summary(decide),
+        "summary": summary,
+        "strictest": _strictest(states, summary),
         "allowed_in": {p: [s for s in states if decide[s].get(p, ("?",))[0] not in BLOCKING]
                        for p in rules},
         "tools_exact": tools_exact,
@@ -244,6 +246,13 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "cycles": cycles,
         "shell": shell,
     }
+
+
+def _strictest(states: list[str], summary: dict[str, Any]) -> str:
+    """The most restrictive state: the most primitives blocked, then the most asked; the first of
+    equals in the matrix's order. Governance falls back to it when a state file it did not write
+    has no accepted version."""
+    return max(states, key=lambda s: (len(summary[s]["blocked"]), len(summary[s]["asked"])))
 
 
 def _summary(decide: dict[str, dict[str, tuple[str, str, str, str, str]]]) -> dict[str, Any]:

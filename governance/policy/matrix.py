@@ -6,6 +6,10 @@ from ``<project>/.claude/governance/.cache/matrix-<hash>.marshal``. Only when no
 these exact bytes does it import the compiler (yaml + pydantic), validate and write the cache. A
 matrix that fails validation is cached as an error too, so every later call reports the same error
 quickly until the file is fixed; it is never replaced by defaults.
+
+The project's override is used only as last accepted (``governance.seal``): when its bytes are not
+the ones ``governance validate`` recorded, ``load`` compiles the accepted copy instead (or the
+packaged default alone, when none was accepted) and says so under ``unaccepted``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from governance.project import (
     require_config_libraries,
     signature,
 )
+from governance.seal import record as seal
 
 try:
     from _sha256 import sha256  # type: ignore[import-not-found]
@@ -34,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 6  # bump when the compiled form changes
+FORMAT = 7  # bump when the compiled form changes
 
 
 def _read(path: str) -> bytes | None:
@@ -93,10 +98,12 @@ def _read_cache(path: str) -> dict[str, Any] | None:
 
 
 def load(project_dir: str) -> dict[str, Any]:
-    """The compiled matrix for a project; raises ConfigError when it is invalid.
+    """The compiled matrix in force for a project; raises ConfigError when it is invalid.
 
     Fast path: stat the sources, and when they are as last seen, open the cache named by the
-    content hash remembered for them. Otherwise read and hash the sources (and remember them)."""
+    content hash remembered for them. Otherwise read and hash the sources (and remember them).
+    Then compare the override with the accepted one (one small read of the seal)."""
+    record = seal.read(project_dir)
     seen = signature(_sources(project_dir))
     known = recall(_memo_path(project_dir), seen)
     cached = _read_cache(cache_path(project_dir, known)) if isinstance(known, str) else None
@@ -105,11 +112,53 @@ def load(project_dir: str) -> dict[str, Any]:
         path = cache_path(project_dir, config_hash)
         cached = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
         remember(_memo_path(project_dir), seen, config_hash)
+    found = cached.get("override_sha256", "")
+    if found != seal.accepted_override(record):
+        cached = _load_accepted(project_dir, record, found)
+    cached["seal"] = record
     error = cached.get("error")
     if error:
         raise ConfigError(error, file=cached.get("file"), key=cached.get("key"),
                           fix="run `governance validate` to see every problem")
     return cached
+
+
+def accepted_sources(project_dir: str, record: dict[str, Any] | None
+                     ) -> tuple[tuple[str, bytes], tuple[str, bytes] | None, str]:
+    """The packaged default and the accepted copy of the override (None when no override is
+    accepted or its copy is gone), with their content hash."""
+    default_path = default_matrix_path()
+    default_bytes = _read(default_path)
+    if default_bytes is None:
+        raise ConfigError("the packaged default activity matrix is missing", file=default_path,
+                          fix="reinstall claude-governance or set GOVERNANCE_DEFAULT_MATRIX")
+    accepted = seal.accepted_matrix_bytes(project_dir, record)
+    digest = sha256(default_bytes)
+    digest.update(b"\0override\0")
+    if accepted is not None:
+        digest.update(accepted)
+    override = None if accepted is None else (seal.matrix_copy_path(project_dir), accepted)
+    return (default_path, default_bytes), override, digest.hexdigest()
+
+
+def _load_accepted(project_dir: str, record: dict[str, Any] | None, found: str
+                   ) -> dict[str, Any]:
+    """The last accepted matrix, marked with what was not accepted and how to accept it."""
+    default, override, config_hash = accepted_sources(project_dir, record)
+    path = cache_path(project_dir, config_hash)
+    compiled = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
+    where = override_matrix_path(project_dir)
+    change = ("was removed" if not found else
+              f"was written (sha256 {found[:12]})" if not seal.accepted_override(record)
+              else f"changed (sha256 {found[:12]})")
+    kept = ("the version accepted last" if override is not None else
+            "the packaged default alone" + ("" if not seal.accepted_override(record) else
+                                           " (the accepted copy is gone too)"))
+    compiled["unaccepted"] = (
+        f"The activity matrix {where} {change} without `governance validate`, so governance "
+        f"does not use it and keeps {kept}. If you made this change, check and accept it from "
+        "a terminal: `governance validate`.")
+    return compiled
 
 
 def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, bytes] | None,
@@ -127,6 +176,7 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
                                   "file": first.file, "key": None}
     else:
         result = compiled
+    result["override_sha256"] = seal.digest(override[1]) if override is not None else ""
     write_cache(path, result)
     return result
 
@@ -222,7 +272,9 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     try:
         loaded = marshal.loads(read_bytes(path))
     except (OSError, EOFError, ValueError, TypeError):
-        default, override, config_hash = read_sources(project_dir)
+        default, override, config_hash = (
+            accepted_sources(project_dir, compiled.get("seal")) if compiled.get("unaccepted")
+            else read_sources(project_dir))
         loaded = rebuild(project_dir, default, override, config_hash,
                          cache_path(project_dir, config_hash)).get("shell")
     if not isinstance(loaded, dict):
@@ -247,16 +299,30 @@ def _dump(path: str, value: Any) -> None:
         raise
 
 
+KEEP_CACHES = 3  # the matrix in force, the accepted one while a change waits, and one more
+
+
+def _prune(folder: str, path: str) -> None:
+    """Drop all but the newest compiled matrices (and their shell patterns) besides ``path``."""
+    own = {os.path.basename(path), os.path.basename(shell_cache_path(path))}
+    cores = sorted((entry for entry in os.scandir(folder)
+                    if entry.name.startswith("matrix-") and entry.name not in own),
+                   key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+    keep = own | {entry.name for entry in cores[:KEEP_CACHES - 1]}
+    keep |= {"shell-" + name[len("matrix-"):] for name in keep if name.startswith("matrix-")}
+    for entry in os.scandir(folder):
+        if entry.name.startswith(("matrix-", "shell-")) and entry.name not in keep:
+            os.unlink(entry.path)
+
+
 def write_cache(path: str, value: dict[str, Any]) -> None:
-    """Store a compiled matrix atomically (shell patterns apart); a read-only project simply keeps
-    no cache."""
+    """Store a compiled matrix atomically (shell patterns apart), keeping a few others; a
+    read-only project simply keeps no cache."""
     folder = os.path.dirname(path)
     try:
         os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        for name in os.listdir(folder):
-            if name.startswith(("matrix-", "shell-")) and os.path.join(folder, name) != path:
-                os.unlink(os.path.join(folder, name))
+        _prune(folder, path)
         core = value
         shell = value.get("shell")
         if isinstance(shell, dict):

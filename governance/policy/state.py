@@ -2,7 +2,10 @@
 
 Reading is on the hook's hot path (``jsoncodec`` and ``os`` only, no lock: writes are atomic renames).
 Writing (``set_state``, ``next_state``) is for the CLI: validated against the matrix, done under a
-lock (filelock on ``state.json.lock``) with a temp file and ``os.replace``.
+lock (filelock on ``state.json.lock``) with a temp file and ``os.replace``, and recorded in the
+seal as it happens. A state file whose bytes the seal did not record was written some other way:
+governance keeps the accepted state (or, where none was ever accepted, the matrix's most
+restrictive state) and says so in the view's ``note``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import time
 from governance import jsoncodec
 from governance.errors import StateError
 from governance.project import governance_dir, read_bytes
+from governance.seal import record as seal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ class StateView:
         self.cycle = cycle
         self.phase = phase
         self.work_item = work_item
-        self.source = source  # file | unset | fallback
+        self.source = source  # file | unset | fallback | sealed (a change not accepted)
         self.note = note
 
     @property
@@ -60,14 +64,54 @@ def resolve(matrix: dict[str, Any], cycle: str, phase: str) -> str | None:
 
 
 def read_state(project_dir: str, matrix: dict[str, Any]) -> StateView:
-    fallback = matrix["settings"]["fallback_state"]
+    """The state in force: the state file as last accepted (see the module's docstring)."""
     path = state_path(project_dir)
+    record = matrix["seal"] if "seal" in matrix else seal.read(project_dir)
+    for attempt in range(2):  # a mismatch is read again once: `state set` may be mid-way
+        if attempt:
+            record = seal.read(project_dir)
+        try:
+            data: bytes | None = read_bytes(path)
+        except FileNotFoundError:
+            data = None
+        except OSError as exc:
+            return _view(matrix, path, None, exc)
+        accepted = seal.accepted_state(record)
+        if data is None and accepted is None:
+            return _view(matrix, path, None)
+        found = seal.digest(data) if data is not None else ""
+        if accepted is not None and found in (accepted["sha256"],
+                                              accepted.get("previous_sha256")):
+            return _view(matrix, path, data)
+    what = "was removed" if data is None else "was written"
+    how = ("Set the state you want from a terminal: `governance state set CYCLE/PHASE/WORK-ID` "
+           "(or `governance accept` to accept the file as it is).")
+    if accepted is None:
+        strictest = str(matrix.get("strictest") or matrix["settings"]["fallback_state"])
+        return StateView(strictest, source="sealed",
+                         note=f"The state file {path} {what} outside `governance state set` and "
+                              f"no state was ever accepted here, so governance uses the most "
+                              f"restrictive state {strictest}. {how}")
+    content = accepted.get("content")
+    kept = _view(matrix, path, None if content is None else jsoncodec.dumps(content).encode())
+    kept.source = "sealed"
+    kept.note = (f"The state file {path} {what} outside `governance state set`, so governance "
+                 f"keeps the accepted state {kept.label}. {how}")
+    return kept
+
+
+def _view(matrix: dict[str, Any], path: str, data: bytes | None,
+          error: OSError | None = None) -> StateView:
+    """The state a state file's bytes name (None: no file)."""
+    fallback = matrix["settings"]["fallback_state"]
     hint = "Set one from a terminal: `just set-cycle CYCLE PHASE WORK-ID`."
-    try:
-        raw = jsoncodec.loads(read_bytes(path).decode("utf-8"))
-    except FileNotFoundError:
+    if data is None and error is None:
         return StateView(fallback, source="unset",
                          note=f"No cycle state is set, so governance uses {fallback}. {hint}")
+    try:
+        if error is not None:
+            raise error
+        raw = jsoncodec.loads((data or b"").decode("utf-8"))
     except (OSError, ValueError) as exc:
         return StateView(fallback, source="fallback",
                          note=f"The state file {path} is unreadable ({exc}), so governance uses "
@@ -98,7 +142,7 @@ def parse_spec(spec: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else ""
 
 
-def _lock(project_dir: str) -> Any:
+def lock(project_dir: str) -> Any:
     from filelock import FileLock
 
     folder = governance_dir(project_dir)
@@ -106,15 +150,19 @@ def _lock(project_dir: str) -> Any:
     return FileLock(state_path(project_dir) + ".lock", timeout=10)
 
 
-def _write(project_dir: str, data: dict[str, Any]) -> None:
-    path = state_path(project_dir)
+def encode(data: dict[str, Any]) -> bytes:
+    """A state file's bytes."""
     import json
 
+    return (json.dumps(data, indent=2) + "\n").encode()
+
+
+def _write(project_dir: str, data: dict[str, Any]) -> None:
+    path = state_path(project_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
+        with open(tmp, "wb") as fh:
+            fh.write(encode(data))
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o600)
@@ -136,11 +184,18 @@ def set_state(project_dir: str, matrix: dict[str, Any], cycle: str, phase: str,
         known = list(matrix["cycles"][cycle]) if cycle else list(matrix["states"])
         raise StateError(f"unknown phase {phase!r}" + (f" for {cycle}" if cycle else ""),
                          fix=f"use one of {', '.join(known)}")
-    with _lock(project_dir):
-        _write(project_dir, {"cycle": cycle, "phase": phase, "work_item": work_item,
-                             "state": state, "set_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                     time.gmtime()),
-                             "set_by": actor})
+    data = {"cycle": cycle, "phase": phase, "work_item": work_item, "state": state,
+            "set_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "set_by": actor}
+    with lock(project_dir):
+        try:
+            old: bytes | None = read_bytes(state_path(project_dir))
+        except OSError:
+            old = None
+        # accepted before it is written, the old bytes still accepted while it is replaced
+        seal.accept_state(project_dir, encode(data), data, actor=actor,
+                          previous_sha256=seal.digest(old) if old is not None else "")
+        _write(project_dir, data)
+        seal.accept_state(project_dir, encode(data), data, actor=actor)
     return StateView(state, cycle, phase, work_item, "file")
 
 

@@ -184,3 +184,20 @@ def _prune(data: dict[str, Any], manifest: dict[str, Any]) -> None:
             parent = parent.get(part) if isinstance(parent, dict) else None
         if isinstance(parent, dict) and parent.get(parts[-1]) in ({}, []):
             del parent[parts[-1]]
+
+
+def owned_expectations(data: dict[str, Any], manifest: dict[str, Any],
+                       protected: list[str]) -> list[list[Any]]:
+    """What governance owns among these sandbox settings, as the seal's expectations: our
+    scalars, every governance path in ``denyWrite``, and the ``*`` of ``deniedDomains`` while the
+    state closes the network."""
+    expect: list[list[Any]] = [["equals", ["sandbox", key], value] for key, value in SCALARS.items()]
+    sandbox = data.get("sandbox")
+    filesystem = sandbox.get("filesystem") if isinstance(sandbox, dict) else None
+    listed = filesystem.get("denyWrite") if isinstance(filesystem, dict) else None
+    ours = list(manifest.get("added", {}).get(".".join(DENY_WRITE), []))
+    ours += [p for p in (listed if isinstance(listed, list) else []) if p in protected]
+    expect += [["contains", ["sandbox", *DENY_WRITE], path] for path in dict.fromkeys(ours)]
+    if EVERY_HOST in manifest.get("added", {}).get(".".join(DENIED_DOMAINS), []):
+        expect.append(["contains", ["sandbox", *DENIED_DOMAINS], EVERY_HOST])
+    return expect

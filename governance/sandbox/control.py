@@ -17,6 +17,7 @@ from governance.install import settings as settings_file
 from governance.project import sandbox_manifest_path
 from governance.sandbox import config
 from governance.sandbox.probe import Probe, probe
+from governance.seal import record as seal
 
 CLOSING_ACTIONS = ("block", "redirect")
 
@@ -55,6 +56,18 @@ def _save_manifest(project: str, manifest: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def seal_settings(project: str, data: dict[str, Any], manifest: dict[str, Any] | None) -> None:
+    """Record what governance owns in ``data`` (the settings about to be saved) as accepted.
+
+    Call it *before* saving: a hook that checks in between sees either more than the seal asks
+    (harmless) or less, which it puts back, and the save that follows writes ``data`` anyway."""
+    expect = settings_file.owned_expectations(data)
+    if manifest is not None:
+        expect += config.owned_expectations(data, manifest, config.protected_paths(project))
+    seal.accept_settings(project, settings_file.files_to_watch(project), expect,
+                         manifest is not None)
+
+
 def turn_on(project: str, state: str, matrix: dict[str, Any], python: str | None = None,
             checked: Probe | None = None) -> list[str]:
     """Make the sandbox part of governance; refuses (InstallError with the fix) where it cannot
@@ -77,6 +90,7 @@ def turn_on(project: str, state: str, matrix: dict[str, Any], python: str | None
              f"Network for sandboxed commands in {state}: "
              + ("closed (every host refused)" if closed else "as Claude Code's own rules say")]
     _save_manifest(project, manifest)  # first: the hook denies escapes from now on
+    seal_settings(project, data, manifest)
     if json.dumps(data, sort_keys=True) != before:
         backup = settings_file.save(path, data)
         notes.append(f"Wrote the sandbox settings to {path}" + (f" (backup: {backup})"
@@ -92,6 +106,7 @@ def turn_off(project: str) -> list[str]:
     path = settings_file.settings_path(project)
     data = settings_file.load(path)
     done = config.remove(data, manifest)
+    seal_settings(project, data, None)
     if done:
         settings_file.save(path, data)
     os.unlink(sandbox_manifest_path(project))
@@ -110,6 +125,7 @@ def follow_state(project: str, matrix: dict[str, Any], state: str) -> bool | Non
     data = settings_file.load(path)
     closed = closes_network(matrix, state)
     if config.set_network(data, manifest, closed):
+        seal_settings(project, data, manifest)
         settings_file.save(path, data)
         _save_manifest(project, manifest)
     return closed

@@ -37,12 +37,14 @@ SWITCH_HINT = ("Only the user changes the state, from a terminal (`governance st
 class Snapshot:
     """The project's state and what its matrix does in it."""
 
-    __slots__ = ("project", "summary", "view")
+    __slots__ = ("project", "summary", "unaccepted", "view")
 
-    def __init__(self, project: str, view: StateView, summary: dict[str, list[str]]) -> None:
+    def __init__(self, project: str, view: StateView, summary: dict[str, list[str]],
+                 unaccepted: str = "") -> None:
         self.project = project
         self.view = view
         self.summary = summary
+        self.unaccepted = unaccepted  # the matrix changed without being accepted: what the user reads
 
     @property
     def key(self) -> str:
@@ -67,7 +69,8 @@ def snapshot(cwd: str | None) -> Snapshot:
     compiled = matrix.load(project)
     view = read_state(project, compiled)
     summary = compiled["summary"].get(view.state) or {}
-    return Snapshot(project, view, {k: list(v) for k, v in summary.items()})
+    return Snapshot(project, view, {k: list(v) for k, v in summary.items()},
+                    str(compiled.get("unaccepted") or ""))
 
 
 def _listing(names: list[str]) -> str:
@@ -85,6 +88,8 @@ def briefing(snap: Snapshot) -> str:
     ]
     if snap.view.note:
         lines.append(snap.view.note)
+    if snap.unaccepted:
+        lines.append(snap.unaccepted)
     lines.append("A blocked call is denied with the reason and what to do instead; do not retry it "
                  "verbatim. " + SWITCH_HINT)
     text = "\n".join(lines)
@@ -152,6 +157,11 @@ def session_start(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
                 text = change_line(before, snap) + "\n" + text
             write_seen(snap.project, session, snap.key)
         answer: dict[str, Any] | None = _context("SessionStart", text)
+        alarms = [snap.unaccepted] if snap.unaccepted else []
+        if snap.view.source == "sealed":
+            alarms.append(snap.view.note)
+        if alarms and answer is not None:  # the user, not only the model, hears of it
+            answer["systemMessage"] = "Governance: " + " ".join(alarms)
     except Exception as exc:
         answer = _failure("SessionStart", exc)
     _emit(answer, out)

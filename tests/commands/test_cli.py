@@ -76,9 +76,19 @@ def test_validate(project: Path) -> None:
     done = gov("validate", "--project", str(project))
     assert done.returncode == 1
     assert f"error: {override}: at key rules.web-fetch.DO.action" in done.stdout
-    # any other command on a broken matrix says so, with the fix
+    # a change not accepted is not used: other commands work on the accepted matrix and say so
+    kept = gov("state", "set", "implementation-cycle/DO", "--project", str(project))
+    assert kept.returncode == 0 and "without `governance validate`" in kept.stderr
+    # a broken matrix that was accepted (as after an upgrade) stops them, with the fix
+    from tests.helpers import accept
+
+    accept(project)
     broken = gov("state", "set", "implementation-cycle/DO", "--project", str(project))
     assert broken.returncode == 2 and "governance validate" in broken.stderr
+    override.write_text("extends: default\n")
+    fixed = gov("validate", "--project", str(project))
+    assert fixed.returncode == 0 and "Accepted: governance now uses" in fixed.stdout
+    assert gov("state", "set", "implementation-cycle/DO", "--project", str(project)).stderr == ""
 
 
 @pytest.mark.skipif(not HAIOS.exists(), reason="shared/compat/haios not present")

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO, hook_command, install, recorded, run_command, set_state
+from tests.helpers import (
+    REPO,
+    accept,
+    hook_command,
+    install,
+    recorded,
+    run_command,
+    set_state,
+)
 
 # Modules that must never load in a hook process (each costs more than the whole decision).
 HEAVY = {"yaml", "pydantic", "filelock", "typing", "dataclasses", "pathlib", "argparse", "enum",
@@ -77,6 +85,7 @@ def test_deny_keeps_its_reason_and_gains_context(project: Path, pre: str) -> Non
 def test_governance_failure_degrades_gracefully(project: Path, pre: str) -> None:
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     override.write_text("rules:\n  web-fetch: [oops\n")
+    accept(project)
     out = answer(run_command(pre, json.dumps(recorded("PreToolUse-WebFetch.json", project))))
     assert "permissionDecision" not in out["hookSpecificOutput"]
     assert "NOT checked" in out["systemMessage"] and "YAML syntax error" in out["systemMessage"]
@@ -129,6 +138,7 @@ def test_a_5mb_payload_is_decided_normally(project: Path, pre: str) -> None:
 
 def test_garbage_state_file_is_reported_not_fatal(project: Path, pre: str) -> None:
     (project / ".claude" / "governance" / "state.json").write_bytes(b"\x00garbage")
+    accept(project)
     out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
     context = out["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("[STATE: EXPLORE]") and "unreadable" in context
@@ -158,6 +168,7 @@ def test_fail_closed_from_the_matrix_setting_survives_a_broken_matrix(project: P
                                                                      pre: str) -> None:
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     override.write_text("settings:\n  on_error: block\nrules: [broken\n")
+    accept(project)
     out = answer(run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project))))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
@@ -178,7 +189,7 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
-            "governance.shell"}
+            "governance.shell", "governance.seal", "governance.seal.record"}
 # Only for a call not denied, in a project whose guardrails hold a tool-call rule (while the memo
 # says the sources hold none, the hook does not load them).
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",

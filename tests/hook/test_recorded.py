@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from governance.hook import run as hook
-from tests.helpers import PAYLOAD_DIR, recorded, set_state
+from tests.helpers import PAYLOAD_DIR, accept, recorded, set_state
 
 DO_LINE = ("[STATE: DO] Blocked: governance-admin, memory-search, memory-store, plan-enter, "
            "sandbox-escape, "
@@ -125,6 +125,7 @@ def _override(project: Path, text: str) -> None:
     path = project / ".claude" / "governance" / "activity_matrix.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    accept(project)  # as `governance validate` would
 
 
 def test_grant_on_allow_emits_allow(project: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from governance.commands.accept import accept_state
 from governance.errors import StateError
 from governance.policy import matrix, state
 
@@ -29,6 +30,7 @@ def test_unreadable_state_falls_back_with_a_note(project: Path, compiled: dict,
     path = Path(state.state_path(str(project)))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
+    accept_state(str(project))  # the user accepted these bytes: they are read as they are
     view = state.read_state(str(project), compiled)
     assert (view.state, view.source) == ("EXPLORE", "fallback")
     assert str(path) in view.note
@@ -38,6 +40,7 @@ def test_unknown_phase_falls_back(project: Path, compiled: dict) -> None:
     path = Path(state.state_path(str(project)))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"cycle": "implementation-cycle", "phase": "DANCE"}))
+    accept_state(str(project))
     view = state.read_state(str(project), compiled)
     assert view.state == "EXPLORE" and "implementation-cycle/DANCE" in view.note
 

@@ -63,6 +63,7 @@ def test_a_project_may_ask_instead_of_block(project: Path) -> None:
     (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(
         "extends: default\nrules:\n  sandbox-escape:\n"
         "    _all_states: {action: ask, message: \"Approve this one?\"}\n")
+    assert main(["validate", "--project", str(project)]) == 0  # the user accepts the change
     set_state(project, "implementation-cycle/DO")
     out = json.loads(run_command(hook_command(project), json.dumps(escape(project))).stdout)
     assert out["hookSpecificOutput"]["permissionDecision"] == "ask"

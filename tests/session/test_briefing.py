@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from governance.session.briefing import session_start, user_prompt_submit
+from tests.helpers import accept
 
 
 def _call(hook: Callable[..., int], payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,6 +109,7 @@ def test_broken_matrix_tells_the_user_and_blocks_nothing(project: Path) -> None:
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     override.parent.mkdir(parents=True)
     override.write_text("rules: [broken\n")
+    accept(project)  # accepted, then unreadable (as after an upgrade)
     for hook, event in ((session_start, "SessionStart"), (user_prompt_submit, "UserPromptSubmit")):
         answer = _call(hook, _payload(project, event, prompt="x", source="startup"))
         assert answer is not None and set(answer) == {"systemMessage"}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from governance.session.statusline import count_denials, main
+from tests.helpers import accept
 
 
 def _line(data: dict[str, Any] | str) -> str:
@@ -88,6 +89,7 @@ def test_broken_matrix_gives_a_short_line(project: Path) -> None:
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     override.parent.mkdir(parents=True)
     override.write_text("rules: [broken\n")
+    accept(project)  # accepted, then unreadable (as after an upgrade)
     line = _line(_status(project))
     assert line.startswith("◇ governance: ") and line.endswith("(run `governance doctor`)")
 

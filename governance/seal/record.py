@@ -1,0 +1,199 @@
+"""The seal: what the user last accepted of the cycle state, the activity matrix and the settings
+governance owns, each with its content hash.
+
+Only legitimate routes write it: ``governance state set|next`` (the state, as it happens),
+``governance validate`` (the matrix), ``governance install|sandbox|uninstall`` (our settings) and
+``governance accept`` (everything as it is now). A hook reads it (one small file) and compares: a
+governance file that no longer matches was changed some other way, and is not acted on.
+
+Layout of ``.claude/governance/seal.json`` (version 1)::
+
+    {"version": 1,
+     "state": {"sha256": "..." | "", "previous_sha256": "...", "content": {...} | null, ...},
+     "matrix": {"sha256": "..." | "", ...},          # "" = no project override accepted
+     "settings": {"files": [...], "expect": [...], "sandbox": bool, ...}}
+
+The accepted override's bytes are kept beside it in ``seal-matrix.yaml``, so the accepted matrix
+can be compiled again when its cache is gone. Hot path: ``os``, ``jsoncodec`` and the builtin
+sha256; writing (CLI only) takes a filelock.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from governance import jsoncodec
+from governance.errors import StateError
+from governance.project import cache_file, governance_dir, read_bytes, recall, signature
+
+try:
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - interpreters without the builtin module
+    from hashlib import sha256
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+SEAL_NAME = "seal.json"
+SETTINGS_MEMO = "settings-seal.marshal"  # settings files last found as the seal expects
+MATRIX_COPY = "seal-matrix.yaml"
+VERSION = 1
+
+
+def seal_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), SEAL_NAME)
+
+
+def matrix_copy_path(project_dir: str) -> str:
+    return os.path.join(governance_dir(project_dir), MATRIX_COPY)
+
+
+def digest(data: bytes) -> str:
+    return str(sha256(data).hexdigest())
+
+
+def read(project_dir: str) -> dict[str, Any] | None:
+    """The seal, or None when there is none (never written, deleted, or unreadable: all three
+    mean that nothing is accepted)."""
+    try:
+        data = jsoncodec.loads(read_bytes(seal_path(project_dir)).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    return data
+
+
+def accepted_override(record: dict[str, Any] | None) -> str:
+    """The sha256 of the accepted project override; "" when none is accepted (no seal, or the
+    project had no override when it was sealed): the packaged default alone is then in force."""
+    entry = record.get("matrix") if record else None
+    if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+        return str(entry["sha256"])
+    return ""
+
+
+def accepted_state(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The accepted state entry (``sha256``, ``previous_sha256``, ``content``), or None when no
+    state was ever accepted."""
+    entry = record.get("state") if record else None
+    return entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) else None
+
+
+def accepted_matrix_bytes(project_dir: str, record: dict[str, Any] | None) -> bytes | None:
+    """The accepted override's bytes, checked against the seal; None when no override is accepted
+    or its copy is gone or does not match (then the packaged default alone is in force)."""
+    want = accepted_override(record)
+    if not want:
+        return None
+    try:
+        data = read_bytes(matrix_copy_path(project_dir))
+    except OSError:
+        return None
+    return data if digest(data) == want else None
+
+
+def settings_memo(project_dir: str, entry: dict[str, Any]) -> tuple[str, object]:
+    """Where and under which key ``governance.seal.owned`` remembers settings files that met the
+    seal: their stat signature with the seal's key."""
+    files = [str(f) for f in entry.get("files") or ()]
+    return cache_file(project_dir, SETTINGS_MEMO), (signature(files), entry.get("key"))
+
+
+def settings_unchanged(project_dir: str, entry: dict[str, Any] | None) -> bool:
+    """True when nothing is owned, or the settings files are as when last found to meet the seal
+    (a few stats and one small read)."""
+    if not entry or not entry.get("expect"):
+        return True
+    memo, key = settings_memo(project_dir, entry)
+    return recall(memo, key) is True
+
+
+# --- writing (CLI only) --------------------------------------------------------------------------
+
+def _stamp(actor: str) -> dict[str, str]:
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "by": actor or os.environ.get("USER", "") or "cli"}
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StateError(f"cannot record the accepted version ({exc.strerror})", file=path,
+                         fix="check that the project's .claude/governance folder is writable"
+                         ) from None
+
+
+def update(project_dir: str, part: str, entry: dict[str, Any] | None) -> dict[str, Any]:
+    """Replace one part of the seal (``state``, ``matrix`` or ``settings``; None removes it) under
+    the seal's lock; returns the new seal."""
+    import json
+
+    from filelock import FileLock
+
+    folder = governance_dir(project_dir)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = seal_path(project_dir)
+    with FileLock(path + ".lock", timeout=10):
+        record = read(project_dir) or {"version": VERSION}
+        if entry is None:
+            record.pop(part, None)
+        else:
+            record[part] = entry
+        _write_atomic(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+    return record
+
+
+def accept_state(project_dir: str, data: bytes | None, content: dict[str, Any] | None,
+                 previous_sha256: str | None = None, actor: str = "") -> None:
+    """Record the state file's bytes (None: no state file) as accepted. ``previous_sha256`` (""
+    for no file) stays accepted too while the caller replaces the file, so no hook call in
+    between sees an unrecorded change."""
+    entry: dict[str, Any] = {"sha256": digest(data) if data is not None else "",
+                             "content": content, **_stamp(actor)}
+    if previous_sha256 is not None:
+        entry["previous_sha256"] = previous_sha256
+    update(project_dir, "state", entry)
+
+
+def accept_matrix(project_dir: str, override: bytes | None, actor: str = "") -> str:
+    """Record the project override's bytes (None: no override) as accepted, keeping a copy;
+    returns their sha256 ("" for none)."""
+    sha = digest(override) if override is not None else ""
+    copy = matrix_copy_path(project_dir)
+    if override is not None:
+        os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
+        _write_atomic(copy, override)
+    else:
+        try:
+            os.unlink(copy)
+        except FileNotFoundError:
+            pass
+    update(project_dir, "matrix", {"sha256": sha, **_stamp(actor)})
+    return sha
+
+
+def accept_settings(project_dir: str, files: list[str], expect: list[list[Any]],
+                    sandbox: bool, actor: str = "") -> None:
+    """Record what governance owns in Claude Code's settings files (see ``owned``); an empty
+    ``expect`` forgets it."""
+    if not expect:
+        update(project_dir, "settings", None)
+        return
+    import json
+
+    key = digest(json.dumps([files, expect], sort_keys=True).encode())
+    update(project_dir, "settings", {"files": files, "expect": expect, "sandbox": sandbox,
+                                     "key": key, **_stamp(actor)})
