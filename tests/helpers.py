@@ -62,7 +62,7 @@ def accept(project: Path) -> None:
     `governance accept` records, here even for a broken override (as after an upgrade that no
     longer reads an accepted matrix)."""
     from governance.commands.accept import accept_state
-    from governance.seal import record as seal
+    from governance.policy import seal
 
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     seal.accept_matrix(str(project), override.read_bytes() if override.exists() else None)

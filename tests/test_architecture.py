@@ -18,7 +18,7 @@ ROOT_MODULES = {"errors", "project", "jsoncodec"}
 # Lowest first. A part may import its own modules and those of parts on a lower layer, nothing else.
 LAYERS: list[set[str]] = [
     {"<root>"},
-    {"shell", "ledger", "seal"},
+    {"shell", "ledger"},
     {"policy"},
     {"decisions"},
     {"hook"},

@@ -18,7 +18,7 @@ def record_matrix(project: str, compiled: dict[str, Any], override: tuple[str, b
                   config_hash: str) -> str:
     """Cache a validated matrix and record its override as accepted; returns what to print."""
     from governance.policy import matrix as matrix_module
-    from governance.seal import record as seal
+    from governance.policy import seal
 
     compiled["override_sha256"] = seal.digest(override[1]) if override else ""
     matrix_module.write_cache(matrix_module.cache_path(project, config_hash), compiled)
@@ -42,9 +42,9 @@ def accept_matrix(project: str) -> tuple[bool, list[str]]:
 
 def accept_state(project: str) -> str:
     """Record the state file's bytes, as they are, as accepted."""
+    from governance.policy import seal
     from governance.policy import state as state_module
     from governance.project import read_bytes
-    from governance.seal import record as seal
 
     path = state_module.state_path(project)
     with state_module.lock(project):

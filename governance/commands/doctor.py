@@ -149,7 +149,9 @@ def _matrix(project: str, report: Report) -> dict[str, object] | None:
     except GovernanceError as exc:
         report.bad(f"activity matrix invalid: {exc.render()}", "run: governance validate")
         return None
-    report.ok(f"activity matrix valid ({', '.join(matrix['files'])})")
+    if matrix.get("unaccepted"):
+        report.bad(str(matrix["unaccepted"]), "check and accept it: governance validate")
+    report.ok(f"activity matrix in force is valid ({', '.join(matrix['files'])})")
     return matrix
 
 
@@ -157,7 +159,10 @@ def _state(project: str, matrix: dict[str, object], report: Report) -> None:
     from governance.policy.state import read_state
 
     view = read_state(project, matrix)
-    if view.source == "fallback":
+    if view.source == "sealed":
+        report.bad(view.note, "set the state from a terminal (governance state set), or accept "
+                              "the file as it is (governance accept)")
+    elif view.source == "fallback":
         report.bad(view.note, "set the state: just set-cycle CYCLE PHASE WORK-ID")
     elif view.source == "unset":
         report.note(view.note)

@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(data, indent=2))
         return 0
+    from governance.policy import seal
     from governance.sandbox import control
-    from governance.seal import record as seal
 
     first_seal = seal.read(project) is None
     control.seal_settings(project, data, control.load_manifest(project))

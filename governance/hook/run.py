@@ -18,6 +18,7 @@ from governance.errors import GovernanceError
 from governance.hook import payload
 from governance.ledger import chain
 from governance.policy import matrix as matrix_module
+from governance.policy.seal import settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
     cache_file,
@@ -30,7 +31,6 @@ from governance.project import (
     recall,
     signature,
 )
-from governance.seal.record import settings_unchanged
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def _base_record(data: dict[str, Any], run: Run) -> dict[str, Any]:
 
 
 def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
-    """What changed without being accepted (``governance.seal``): part -> what the user reads.
+    """What changed without being accepted (``governance.policy.seal``): part -> what the user reads.
 
     The state and the matrix in force are already the accepted ones (``state``, ``matrix``);
     with ``settings``, the settings governance owns are checked too and put back."""
@@ -154,7 +154,7 @@ def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
     record = matrix.get("seal")
     entry = record.get("settings") if record else None
     if settings and entry and not settings_unchanged(run.project or "", entry):
-        from governance.seal import owned
+        from governance.hook import owned
 
         problems = owned.check(run.project or "", entry)
         if problems:

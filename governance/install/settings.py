@@ -176,7 +176,7 @@ def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
 
 def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
     """What governance owns among these settings' hooks, as the seal's expectations
-    (``governance.seal.owned``): each of our handlers stays registered, and no settings file
+    (``governance.hook.owned``): each of our handlers stays registered, and no settings file
     switches every hook off."""
     expect: list[list[Any]] = []
     hooks = data.get("hooks")
@@ -195,7 +195,7 @@ def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
 
 def files_to_watch(project_dir: str) -> list[str]:
     """The settings files whose owned parts the seal guards: the project's file, its local
-    override and the user's file (in that order: ``governance.seal.owned`` relies on it)."""
+    override and the user's file (in that order: ``governance.hook.owned`` relies on it)."""
     home = os.path.expanduser("~")
     return [settings_path(project_dir),
             os.path.join(project_dir, ".claude", "settings.local.json"),

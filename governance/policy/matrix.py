@@ -7,7 +7,7 @@ these exact bytes does it import the compiler (yaml + pydantic), validate and wr
 matrix that fails validation is cached as an error too, so every later call reports the same error
 quickly until the file is fixed; it is never replaced by defaults.
 
-The project's override is used only as last accepted (``governance.seal``): when its bytes are not
+The project's override is used only as last accepted (``governance.policy.seal``): when its bytes are not
 the ones ``governance validate`` recorded, ``load`` compiles the accepted copy instead (or the
 packaged default alone, when none was accepted) and says so under ``unaccepted``.
 """
@@ -18,6 +18,7 @@ import marshal
 import os
 
 from governance.errors import ConfigError
+from governance.policy import seal
 from governance.project import (
     cache_file,
     default_matrix_path,
@@ -28,7 +29,6 @@ from governance.project import (
     require_config_libraries,
     signature,
 )
-from governance.seal import record as seal
 
 try:
     from _sha256 import sha256  # type: ignore[import-not-found]

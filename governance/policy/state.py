@@ -15,8 +15,8 @@ import time
 
 from governance import jsoncodec
 from governance.errors import StateError
+from governance.policy import seal
 from governance.project import governance_dir, read_bytes
-from governance.seal import record as seal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

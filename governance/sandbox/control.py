@@ -14,10 +14,10 @@ from typing import Any
 
 from governance.errors import InstallError
 from governance.install import settings as settings_file
+from governance.policy import seal
 from governance.project import sandbox_manifest_path
 from governance.sandbox import config
 from governance.sandbox.probe import Probe, probe
-from governance.seal import record as seal
 
 CLOSING_ACTIONS = ("block", "redirect")
 

@@ -189,8 +189,13 @@ def test_bash_state_change_by_the_model_is_denied(claude: ClaudeRunner, project:
 
 
 def _corrupt_matrix(project: Path) -> None:
+    """A matrix governance cannot read although it is the accepted one (as after an upgrade that
+    no longer reads it): an internal failure, not a change made behind governance's back."""
+    from governance.policy import seal
+
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     override.write_text("rules: [this is: not, a: matrix\n")
+    seal.accept_matrix(str(project), override.read_bytes())
 
 
 def test_fail_open_runs_the_tool_and_tells_the_user(claude: ClaudeRunner, project: Path) -> None:

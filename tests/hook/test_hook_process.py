@@ -189,7 +189,7 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
-            "governance.shell", "governance.seal", "governance.seal.record"}
+            "governance.shell", "governance.policy.seal"}
 # Only for a call not denied, in a project whose guardrails hold a tool-call rule (while the memo
 # says the sources hold none, the hook does not load them).
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from governance.errors import ConfigError
-from governance.policy import matrix
+from governance.policy import matrix, seal
 from governance.policy.compiler import compile_matrix
 from governance.project import default_matrix_path
-from governance.seal import record as seal
 
 HAIOS = Path(__file__).resolve().parents[3] / "shared" / "compat" / "haios" / "activity_matrix.yaml"
 

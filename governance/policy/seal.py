@@ -96,7 +96,7 @@ def accepted_matrix_bytes(project_dir: str, record: dict[str, Any] | None) -> by
 
 
 def settings_memo(project_dir: str, entry: dict[str, Any]) -> tuple[str, object]:
-    """Where and under which key ``governance.seal.owned`` remembers settings files that met the
+    """Where and under which key ``governance.hook.owned`` remembers settings files that met the
     seal: their stat signature with the seal's key."""
     files = [str(f) for f in entry.get("files") or ()]
     return cache_file(project_dir, SETTINGS_MEMO), (signature(files), entry.get("key"))

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from governance.commands.cli import main
-from governance.policy import matrix, state
-from governance.seal import record as seal
+from governance.policy import matrix, seal, state
 from tests.helpers import set_state
 
 ALLOW_WEB = "extends: default\nrules:\n  web-fetch:\n    DO: {action: allow}\n"

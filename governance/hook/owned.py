@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 
 from governance import jsoncodec
+from governance.policy.seal import settings_memo
 from governance.project import read_bytes, recall, remember
-from governance.seal.record import settings_memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

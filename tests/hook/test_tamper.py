@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from governance.commands.cli import main
+from governance.hook import owned
+from governance.policy import seal
 from governance.policy.state import state_path
-from governance.seal import owned
-from governance.seal import record as seal
 from tests.helpers import hook_command, install, recorded, run_command, set_state
 
 needs_sandbox = pytest.mark.skipif(
