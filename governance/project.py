@@ -185,6 +185,24 @@ def override_guardrails_path(project_dir: str) -> str:
     return os.path.join(project_dir, GOVERNANCE_SUBDIR, GUARDRAILS_NAME)
 
 
+def installation_paths(python: str | None = None) -> list[str]:
+    """Our installation, which the agent may not change: the package, the hook scripts, the
+    packaged default configs, the interpreter's venv and the interpreter itself. Absolute and
+    resolved where they exist."""
+    import sys
+
+    interpreter = os.path.abspath(python or sys.executable)
+    prefix = os.path.dirname(os.path.dirname(interpreter))
+    venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
+    root = package_root()
+    hooks = os.path.join(root, "hooks")
+    paths = [os.path.join(root, "governance"), hooks if os.path.isdir(hooks) else "",
+             default_matrix_path(), default_guardrails_path(), prefix if venv else "",
+             interpreter]  # resolved: the binary a venv's symlink runs
+    resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths if path]
+    return list(dict.fromkeys(resolved))
+
+
 def ensure_dir(path: str) -> None:
     """Create ``path`` (mode 0700) and its parents if missing."""
     os.makedirs(path, mode=0o700, exist_ok=True)

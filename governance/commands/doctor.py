@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 report.note(f"{what} (optional: {fix})")
     if matrix is not None:
         _sandbox(project, matrix, report)
+        _fence(project, matrix)
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
 
@@ -95,6 +96,16 @@ def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
                    "run `governance sandbox on` to write them again")
     if not found["drift"]:
         report.ok(f"network for sandboxed commands: {found['network']} in {state}")
+
+
+def _fence(project: str, matrix: dict[str, object]) -> None:
+    """Every place the hooks keep the agent from changing, through any tool."""
+    from governance.policy.layer import GovernanceLayer
+
+    places = GovernanceLayer(project, matrix).protected_places()
+    print(f"Protected from the agent ({len(places)} places; writes are governance-admin):")
+    for place in places:
+        print(f"        {place}")
 
 
 def _settings_or_none(project: str) -> dict[str, object] | None:

@@ -101,7 +101,7 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
                 # the override may omit tools/protected paths: inherit those from the default
                 layers.insert(0, _Layer(default[0], base))
                 layers[0].model = MatrixFile(tools=base.tools, protected_paths=base.protected_paths,
-                                             shell=base.shell)
+                                             mcp_paths=base.mcp_paths, shell=base.shell)
     elif base is not None:
         layers = [_Layer(default[0], base)]
     if not layers or problems:
@@ -176,6 +176,13 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                         f"bad glob {pattern!r}", "use fnmatch syntax"))
             elif pattern not in protected:
                 protected.append(pattern)
+    mcp_paths: dict[str, Any] = {"keys": [], "servers": {}}
+    for ly in layers:
+        if ly.model.mcp_paths is not None:
+            for key in ly.model.mcp_paths.keys:
+                if key not in mcp_paths["keys"]:
+                    mcp_paths["keys"].append(key)
+            mcp_paths["servers"].update(ly.model.mcp_paths.servers)
     phase_to_state: dict[str, str] = {}
     for ly in layers:
         for phase, state in (ly.model.phase_to_state or {}).items():
@@ -241,6 +248,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "tools_exact": tools_exact,
         "tools_glob": tools_glob,
         "protected": protected,
+        "mcp_paths": mcp_paths,
         "skills": skills,
         "phase_to_state": phase_to_state,
         "cycles": cycles,

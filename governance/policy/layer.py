@@ -14,7 +14,7 @@ import os
 
 from governance.policy import matrix as matrix_module
 from governance.policy.state import StateView, read_state
-from governance.project import default_matrix_path, sandbox_manifest_path
+from governance.project import sandbox_manifest_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = ("Bash",)
+READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their paths may be ours
 
 
 
@@ -40,6 +41,7 @@ class GovernanceLayer:
         self.project_dir = project_dir
         self.matrix = matrix if matrix is not None else matrix_module.load(project_dir)
         self._state: StateView | None = None
+        self._installed: list[str] | None = None
 
     # --- state -------------------------------------------------------------------------------
     def get_activity_state(self) -> StateView:
@@ -87,7 +89,25 @@ class GovernanceLayer:
                     "protected_paths"
         if tool_name in SHELL_TOOLS:
             return self._shell_acts(tool_input, cwd, primitive), map_key
+        if tool_name.startswith("mcp__") and primitive not in READING:
+            target = self._mcp_target(tool_name, tool_input, cwd)
+            if target is not None:
+                return [Act("governance-admin", target, f"{tool_name} touches a governance-"
+                                                        "protected file")], "protected_paths"
         return [Act(primitive)], map_key
+
+    def _mcp_target(self, tool_name: str, tool_input: dict[str, Any],
+                    cwd: str | None) -> str | None:
+        """The first protected path among an MCP tool's path arguments (``mcp_paths``)."""
+        spec = self.matrix.get("mcp_paths") or {}
+        server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
+        for key in spec.get("servers", {}).get(server) or spec.get("keys", ()):
+            value = tool_input.get(key)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item and self.is_protected(
+                        item[7:] if item.startswith("file://") else item, cwd):
+                    return item
+        return None
 
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
         from governance.shell import Act
@@ -111,17 +131,21 @@ class GovernanceLayer:
         return acts or [Act(primitive, command if isinstance(command, str) else "")]
 
     def is_protected(self, path: str, cwd: str | None = None) -> bool:
-        """True when ``path`` is a governance file the agent may not change."""
+        """True when ``path`` is a governance file the agent may not change: a ``protected_paths``
+        glob (relative to the project, absolute, or ``~/`` for the user's home) or a part of our
+        installation. Compared without regard to case, as a case-insensitive file system would
+        (``.CLAUDE/settings.json`` is the same file there)."""
         base = cwd or self.project_dir
-        full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
-        if full == os.path.realpath(default_matrix_path()):
-            return True
-        root = self.project_dir
-        if full == root or not full.startswith(root + os.sep):
-            rel = None
-        else:
-            rel = full[len(root) + 1:]
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path))).lower()
+        for place in self._installation():
+            if full == place or full.startswith(place + os.sep):
+                return True
+        root = self.project_dir.lower()
+        rel = full[len(root) + 1:] if full.startswith(root + os.sep) else None
         for pattern in self.matrix["protected"]:
+            pattern = pattern.lower()
+            if pattern.startswith("~/"):
+                pattern = self._home() + pattern[1:]
             if os.path.isabs(pattern):
                 if _match(full, pattern):
                     return True
@@ -129,7 +153,30 @@ class GovernanceLayer:
                 return True
         return False
 
-    # --- deciding ----------------------------------------------------------------------------
+    def _installation(self) -> list[str]:
+        found = self._installed
+        if found is None:
+            from governance.project import installation_paths
+
+            found = self._installed = [p.lower() for p in installation_paths()]
+        return found
+
+    def _home(self) -> str:
+        return os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~")).lower()
+
+    def protected_places(self) -> list[str]:
+        """Every place the agent may not change, spelled out for a person (``governance doctor``)."""
+        from governance.project import installation_paths
+
+        places = []
+        for pattern in self.matrix["protected"]:
+            if pattern.startswith("~/"):
+                places.append(os.path.join(os.path.expanduser("~"), pattern[2:]))
+            elif os.path.isabs(pattern):
+                places.append(pattern)
+            else:
+                places.append(os.path.join(self.project_dir, pattern))
+        return places + installation_paths()
     def _rule(self, primitive: str, state: str) -> tuple[str, str, str, str, str]:
         entry = self.matrix["decide"].get(state, {}).get(primitive)
         if entry is None:

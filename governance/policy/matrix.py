@@ -39,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 7  # bump when the compiled form changes
+FORMAT = 8  # bump when the compiled form changes
 
 
 def _read(path: str) -> bytes | None:

@@ -41,6 +41,13 @@ class SkillRestriction(_Strict):
     block_message: str = "Skill '{skill}' is not allowed in this state."
 
 
+class McpPaths(_Strict):
+    """Which keys of an MCP tool's input name files, checked against the protected paths."""
+
+    keys: list[str] = Field(default_factory=list)
+    servers: dict[str, list[str]] = Field(default_factory=dict)
+
+
 class MatrixFile(_Strict):
     version: str | int | float = "1.0"
     extends: Literal["default"] | None = None
@@ -50,6 +57,7 @@ class MatrixFile(_Strict):
     rules: dict[str, dict[str, Rule]] = Field(default_factory=dict)
     tools: dict[str, str] | None = None
     protected_paths: list[str] | None = None
+    mcp_paths: McpPaths | None = None
     skill_restrictions: dict[str, SkillRestriction] | None = None
     phase_to_state: dict[str, str] | None = None
     cycles: dict[str, list[str]] | None = None

@@ -12,17 +12,11 @@ list entry we added, so that removal restores the user's own settings and touche
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import Any
 
 from governance.errors import InstallError
-from governance.project import (
-    default_guardrails_path,
-    default_matrix_path,
-    governance_dir,
-    package_root,
-)
+from governance.project import governance_dir, installation_paths
 
 SCALARS: dict[str, object] = {"enabled": True, "allowUnsandboxedCommands": False,
                               "failIfUnavailable": True}
@@ -34,27 +28,17 @@ ABSENT = {"absent": True}  # the manifest's word for "the key did not exist"
 
 def protected_paths(project: str, python: str | None = None) -> list[str]:
     """Absolute paths a sandboxed command may not write: the project's settings and governance
-    folder, the user's settings, and our installation (package, hook scripts, default configs and
-    the interpreter's environment)."""
+    folder, the user's settings, and our installation (``project.installation_paths``)."""
     home = os.path.expanduser("~")
-    interpreter = os.path.abspath(python or sys.executable)
-    prefix = os.path.dirname(os.path.dirname(interpreter))
-    venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
-    root = package_root()
     paths = [
         os.path.join(project, ".claude", "settings.json"),
         os.path.join(project, ".claude", "settings.local.json"),
         governance_dir(project),
         os.path.join(home, ".claude", "settings.json"),
         os.path.join(home, ".claude", "settings.local.json"),
-        os.path.join(root, "governance"),
-        os.path.join(root, "hooks") if os.path.isdir(os.path.join(root, "hooks")) else "",
-        default_matrix_path(),
-        default_guardrails_path(),
-        prefix if venv else interpreter,
     ]
-    resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths if path]
-    return list(dict.fromkeys(resolved))
+    resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths]
+    return list(dict.fromkeys(resolved + installation_paths(python)))
 
 
 def _section(data: dict[str, Any], keys: tuple[str, ...], created: list[str]) -> dict[str, Any]:

@@ -145,7 +145,7 @@ def _unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             if arg in query:
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up")
                 return None
-            i += 2 if arg in with_value else 1
+            i += 1 + int(with_value.get(arg, 0))
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
             i += 1

@@ -53,7 +53,7 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
             argv.values.setdefault(name, []).append((attached, raw))
         elif name in with_value and i < n:
             argv.values.setdefault(name, []).append((fields[i], raws[i] if i < len(raws) else ""))
-            i += 1
+            i += int(with_value[name])  # True (older caches) counts as one
         elif not name.startswith("--") and len(name) > 2 and name[:2] in with_value:
             argv.values.setdefault(name[:2], []).append((name[2:], raw))
     return argv

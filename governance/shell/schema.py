@@ -112,8 +112,13 @@ def _key(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _flags(items: list[str]) -> dict[str, bool]:
-    return {item: True for item in items}
+def _flags(items: list[str]) -> dict[str, int]:
+    """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), else one."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, _, count = item.partition(":")
+        out[name] = int(count) if count.isdigit() and int(count) > 0 else 1
+    return out
 
 
 def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
@@ -153,7 +158,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
             primitives.add(pattern.primitive)
         with_value = _flags(command.with_value)
         for pattern in command.patterns:     # an option that names a target takes a value
-            with_value.update((o, True) for o in pattern.target_options if not o.endswith("="))
+            with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
         commands[name] = {"with_value": with_value, "patterns": patterns,
                           "replace": command.replace}
     wrappers: dict[str, Any] = {}

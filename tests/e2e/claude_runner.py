@@ -257,6 +257,7 @@ class ClaudeRunner:
         wait_for: str,
         env: Mapping[str, str] | None = None,
         timeout: float = 40.0,
+        args: Sequence[str] = (),
     ) -> InteractiveRun:
         """Start ``claude`` in a terminal (tmux, 160x40), type ``prompt`` and read the screen
         until ``wait_for`` appears (spaces ignored) or ``timeout`` passes.
@@ -268,7 +269,7 @@ class ClaudeRunner:
         home = scratch / "home"
         (home / ".claude").mkdir(parents=True)
         (home / ".claude.json").write_text(json.dumps({
-            "hasCompletedOnboarding": True, "theme": "dark",
+            "hasCompletedOnboarding": True, "theme": "dark", "bypassPermissionsModeAccepted": True,
             "customApiKeyResponses": {"approved": [OFFLINE_ENV["ANTHROPIC_API_KEY"][-20:]],
                                       "rejected": []},
             "projects": {str(project): {"hasTrustDialogAccepted": True,
@@ -281,7 +282,7 @@ class ClaudeRunner:
         }
         output_path = scratch / "launcher-output.json"
         spec: dict[str, Any] = {
-            "argv": [str(self.binary)], "cwd": str(project), "env": child_env,
+            "argv": [str(self.binary), *args], "cwd": str(project), "env": child_env,
             "scripts": {prompt: turns_to_json(turns)}, "timeout": timeout,
             "output": str(output_path), "loopback_up": self.isolate, "prompts": [],
             "interactive": {"prompt": prompt, "wait_for": wait_for},
