@@ -223,7 +223,8 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
     shell = _compile_shell(layers, problems)
     mapped = {entry[0] for entry in tools_exact.values()} | {g[1] for g in tools_glob}
     mapped |= set(shell.get("primitives", ())) if shell else set()
-    mapped |= {"shell-execute", "shell-background", "skill-invoke", "governance-admin", "unknown"}
+    mapped |= {"shell-execute", "shell-unlisted", "shell-background", "skill-invoke",
+               "governance-admin", "sandbox-escape", "unknown"}
     for prim in rules:
         if prim not in mapped:
             origin = next(ly.path for ly in reversed(layers) if prim in ly.model.rules)

@@ -69,6 +69,27 @@ def _unknown(text: str, shell: dict[str, Any], why: str) -> list[Act]:
     return acts
 
 
+def _unescape(text: str) -> str:
+    """The backslash escapes echo -e and printf understand, as far as commands care."""
+    out: list[str] = []
+    i = 0
+    table = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "", "r": "", "v": "",
+             "0": ""}
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in table:
+            out.append(table[text[i + 1]])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
 def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
     lowered = text.lower()
     for marker in shell.get("unknown_destructive_markers", ()):
@@ -78,8 +99,8 @@ def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "cwd", "ifs", "is_protected", "limits", "seen", "shell", "text",
-                 "vars")
+    __slots__ = ("acts", "budget", "cwd", "files", "ifs", "is_protected", "limits", "seen", "shell",
+                 "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -89,6 +110,7 @@ class _Analysis:
         self.acts: list[Act] = []
         self.seen: set[tuple[str, str]] = set()
         self.vars: dict[str, str | None] = {}
+        self.files: dict[str, str | None] = {}  # written earlier in this command: path -> text
         self.cwd: str | None = ""
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
@@ -153,9 +175,18 @@ class _Analysis:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
             fields, globs, raws = self.expand_words(cmd.words)
             resolve(self, fields, globs, raws, cmd, seg, depth)
+            if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":
+                kind, text = self.stdin_text(cmd)   # echo CMD | tee s.sh: s.sh holds CMD
+                for target in fields[1:]:
+                    if target is not None and not target.startswith("-"):
+                        self.files[self._key(target)] = text if kind == "literal" else None
         else:
             for name, value in cmd.assigns:
-                self.vars[name] = self.expand_one(value.parts)
+                parts = value.parts
+                if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
+                    self.vars[name] = self.array(str(parts[0][1]))
+                else:
+                    self.vars[name] = self.expand_one(parts)
                 self.ifs = self.ifs or name == "IFS"
             if cmd.assigns or cmd.inert:
                 self.add("shell-read", seg, "sets variables or tests values")
@@ -174,7 +205,137 @@ class _Analysis:
                 raw = word_text(target)
                 if op == ">&" and (value is None or value.isdigit() or value == "-"):
                     continue
+                if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
+                    self.add("web-fetch", seg, f"redirection {op} to {raw} opens a network "
+                                               "connection")
+                    continue
                 self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}")
+                self.remember_file(value, cmd, append=op in (">>", "&>>"))
+            elif op in ("<", "<&") and redir.target is not None:
+                value = self.expand_one(redir.target.parts)
+                if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
+                    self.add("web-fetch", seg, f"redirection {op} from {word_text(redir.target)} "
+                                               "opens a network connection")
+
+    # --- what flows through files and pipes ------------------------------------------------------
+    def _key(self, value: str) -> str:
+        path = os.path.expanduser(value)
+        if self.cwd and not os.path.isabs(path):
+            path = os.path.join(self.cwd, path)
+        return os.path.normpath(path)
+
+    def remember_file(self, value: str | None, cmd: Simple, append: bool) -> None:
+        """What a redirection wrote, when the command's output is known (a script written and
+        run in the same command)."""
+        if value is None or not cmd.words:
+            return
+        key = self._key(value)
+        text = self.output_of(cmd)
+        if append:
+            before = self.files.get(key, "") if key in self.files else None
+            self.files[key] = None if before is None or text is None else before + text
+        else:
+            self.files[key] = text
+
+    def file_text(self, value: str | None) -> str | None:
+        """The text of a file written earlier in this command, when it is known."""
+        if value is None:
+            return None
+        return self.files.get(self._key(value))
+
+    def written(self, value: str | None) -> None:
+        """A file this command writes with content it cannot know (a download, code's write)."""
+        if value is not None:
+            self.files.setdefault(self._key(value), None)
+
+    def wrote(self, value: str | None) -> bool:
+        """Whether this command wrote the file earlier (its text known or not)."""
+        return value is not None and self._key(value) in self.files
+
+    def output_of(self, cmd: Simple) -> str | None:
+        """What a simple command writes to standard output, when it is known literally: echo,
+        printf without conversions, cat of a heredoc, here-string or a file written earlier."""
+        fields = [self.expand_one(w.parts) for w in cmd.words]
+        if not fields or any(f is None for f in fields):
+            return None
+        words = [str(f) for f in fields]
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "echo":
+            args = words[1:]
+            escapes = False
+            while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+                escapes = escapes or "e" in args[0]
+                args = args[1:]
+            text = " ".join(args) + "\n"
+            return _unescape(text) if escapes else text
+        if name == "printf" and len(words) >= 2:
+            form, args = words[1], words[2:]
+            if "%" not in form.replace("%%", ""):
+                return _unescape(form).replace("%%", "%")
+            if form in ("%s\\n", "%s\n", "%s"):
+                sep = "" if form == "%s" else "\n"
+                return "".join(a + sep for a in args)
+            return None
+        if name == "cat":
+            files = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+            if not files or files == ["-"]:
+                for redir in cmd.redirs:
+                    if redir.op in ("<<", "<<-") and redir.body is not None:
+                        return str(redir.body)
+                    if redir.op == "<<<" and redir.target is not None:
+                        value = self.expand_one(redir.target.parts)
+                        return None if value is None else value + "\n"
+                return None
+            texts = [self.file_text(f) for f in files]
+            return None if any(t is None for t in texts) else "".join(str(t) for t in texts)
+        return None
+
+    def stdin_text(self, cmd: Simple) -> tuple[str, str | None]:
+        """What a command reads on standard input: ("literal", text) for a heredoc, a here-string,
+        a pipe from a command whose output is known, or a file written earlier; ("file", path)
+        for another file; ("opaque", None) for a pipe or process substitution known only at run
+        time; ("none", None) when nothing is fed."""
+        for redir in reversed(cmd.redirs):
+            if redir.op in ("<<", "<<-") and redir.body is not None:
+                return "literal", str(redir.body)
+            if redir.op == "<<<" and redir.target is not None:
+                value = self.expand_one(redir.target.parts)
+                return ("opaque", None) if value is None else ("literal", value + "\n")
+            if redir.op == "<" and redir.target is not None:
+                value = self.expand_one(redir.target.parts)
+                if value is None or value.startswith(("/dev/fd/", "/proc/")):
+                    return "opaque", None
+                known = self.file_text(value)
+                return ("literal", known) if known is not None else ("file", value)
+        if cmd.piped:
+            source = cmd.piped_from
+            text = self.output_of(source) if source is not None else None
+            return ("literal", text) if text is not None else ("opaque", None)
+        return "none", None
+
+    def inline(self, language: str, code: str, seg: str, depth: int) -> None:
+        """Inline code (``python -c``, a script fed on stdin ...): what it does beyond computing
+        (``shell.inline``), each finding an act; the code running is ``code-exec`` in any case."""
+        from governance.shell.inline import findings
+
+        if language != "awk":   # an awk program is a filter, not a program run on its own
+            self.add("code-exec", seg, f"runs {language} code")
+        for found in findings(language, code):
+            if found.primitive == "shell":
+                if found.command is not None:
+                    self.script(found.command, depth + 1, seg)
+                elif found.argv:
+                    self.script(" ".join(_quote(a) for a in found.argv), depth + 1, seg)
+            elif found.primitive == "shell-unknown":
+                self.unknown(seg, found.reason)
+            elif found.primitive in ("file-write", "file-delete", "destructive"):
+                path = found.path
+                self.target(path, path or "", seg, found.primitive, found.reason,
+                            folder=found.primitive == "destructive")
+                if found.primitive == "file-write":
+                    self.written(path)
+            else:
+                self.add(found.primitive, seg, found.reason)
 
     # --- words -----------------------------------------------------------------------------------
     def expand_one(self, parts: list[Any]) -> str | None:
@@ -189,8 +350,24 @@ class _Analysis:
             out.append(known)
         return "".join(out)
 
+    def array(self, items: str) -> str | None:
+        """An array's elements joined by spaces, when every one is known and holds no space."""
+        words: list[str] = []
+        for text in items.split("\0") if items else []:
+            try:
+                parsed = parse(f": {text}", 4, 0, [64])
+            except ParseError:
+                return None
+            values = [self.expand_one(w.parts) for cmd in parsed for w in cmd.words[1:]]
+            if not values or any(v is None or " " in v for v in values):
+                return None
+            words.extend(str(v) for v in values)
+        return " ".join(words)
+
     def part_value(self, kind: str, value: str, subs: list[Simple] | None) -> str | None:
         if kind == "var":
+            if value.endswith(("[@]", "[*]")):
+                return self.vars.get(value[:-3])
             return self.vars.get(value) if value else None
         if kind == "proc":
             return "/dev/fd/63"
@@ -239,8 +416,9 @@ class _Analysis:
                 if known is None or (self.ifs and not quoted and kind != "proc"):
                     current = None
                     continue
-                if not quoted and kind != "proc" and (" " in known or "\t" in known or
-                                                      "\n" in known):
+                if (not quoted or (kind == "var" and (value == "@" or value.endswith("[@]")))
+                        ) and kind != "proc" and (" " in known or "\t" in known or
+                                                  "\n" in known):  # "$@", "${a[@]}": a word each
                     pieces = known.split()
                     if not pieces:
                         continue
@@ -265,12 +443,16 @@ class _Analysis:
 
     # --- targets ---------------------------------------------------------------------------------
     def target(self, value: str | None, raw: str, seg: str, primitive: str, reason: str,
-               folder: bool = False) -> None:
+               folder: bool | str = False) -> None:
+        """A file the act writes or deletes. ``folder``: the target may be a folder, and is
+        protected when it holds a protected path anywhere ("deep": ``rm -r .``) or is itself the
+        folder of one ("direct": ``tar -x -C .claude``)."""
         safe = self.shell.get("safe_targets", {})
         if value is not None and (value in safe or value.startswith("/dev/fd/")):
             return
         self.add(primitive, seg, reason)
-        if self.protected(value, raw) or (folder and self.holds_protected(value)):
+        if self.protected(value, raw) or (folder and self.holds_protected(
+                value, direct=folder == "direct")):
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
@@ -290,12 +472,15 @@ class _Analysis:
             return self.is_protected(os.path.normpath(os.path.join(self.cwd, path)))
         return False
 
-    def holds_protected(self, value: str | None) -> bool:
-        """A known folder target that contains a protected path (``rm -r .claude``)."""
+    def holds_protected(self, value: str | None, direct: bool = False) -> bool:
+        """A known folder target that contains a protected path (``rm -r .claude``); with
+        ``direct``, only one that is the folder of a protected path itself."""
         if value is None or any(c in value for c in _GLOB_CHARS):
             return False
         folder = os.path.expanduser(value)
         for probe in self.shell.get("protected_probes", ()):
+            if direct and "/" in probe:
+                continue
             path = os.path.join(folder, probe)
             if self.is_protected(path):
                 return True

@@ -47,7 +47,8 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "inert", "redirs", "start", "text", "words")
+    __slots__ = ("assigns", "background", "end", "inert", "piped", "piped_from", "redirs", "start",
+                 "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
         self.text = text
@@ -58,6 +59,8 @@ class Simple:
         self.redirs: list[Redir] = []
         self.inert: list[Word] = []
         self.background = False
+        self.piped = False                       # reads standard input from a pipe
+        self.piped_from: Simple | None = None    # the simple command writing into it, if one
 
     @property
     def segment(self) -> str:
@@ -83,6 +86,8 @@ class Parser(WordLexer):
         s = self.s
         out: list[Simple] = []
         group = 0
+        last: Simple | None = None     # the simple command just read, when it was one
+        pipe: list[Simple | None] = []  # set by '|': what the next command reads from
         while True:
             self._blanks()
             if self.i >= self.n:
@@ -90,6 +95,7 @@ class Parser(WordLexer):
                     raise ParseError(f"missing {closer!r}")
                 return out
             c = s[self.i]
+            before = len(out)
             if c == "\n":
                 self.i += 1
                 self._read_heredocs()
@@ -116,7 +122,13 @@ class Parser(WordLexer):
                         cmd.background = True
                     group = len(out)
             elif c == "|":
-                self.i += 2 if s.startswith(("||", "|&"), self.i) else 1
+                if s.startswith("||", self.i):
+                    self.i += 2
+                else:
+                    self.i += 2 if s.startswith("|&", self.i) else 1
+                    pipe[:] = [last]
+                last = None
+                continue
             elif c == "(":
                 self._nest()
                 if s.startswith("((", self.i):
@@ -130,6 +142,21 @@ class Parser(WordLexer):
                 if case_body and self._at_word("esac"):
                     return out
                 self._command(out)
+            if len(out) > before:
+                if pipe:
+                    self._feed(out, before, pipe[0])
+                    pipe.clear()
+                last = out[-1] if len(out) == before + 1 else None
+            elif c != "\n":  # a newline may follow '|'; anything else ends the pipeline
+                last = None
+                pipe.clear()
+
+    @staticmethod
+    def _feed(out: list[Simple], first: int, source: Simple | None) -> None:
+        """Mark the commands read since ``first`` as reading from a pipe fed by ``source``."""
+        for cmd in out[first:first + 1]:
+            cmd.piped = True
+            cmd.piped_from = source
 
     def _at_word(self, word: str) -> bool:
         j = self.i + len(word)
@@ -340,7 +367,10 @@ class Parser(WordLexer):
                     break
                 inner.inert.append(self.word())
             cmd.inert.extend(inner.inert)
-            cmd.assigns.append((name, Word([("var", "", False, None)], word.start, self.i, self.s)))
+            # the elements, as their source text: ("arr", text) is read back by the analysis
+            items = "\0".join(w.text[w.start:w.end] for w in inner.inert if w.text is not None)
+            cmd.assigns.append((name, Word([("arr", items, False, None)], word.start, self.i,
+                                           self.s)))
             cmd.end = self.i
             return True
         cmd.assigns.append((name, Word(rest, word.start, word.end, self.s)))

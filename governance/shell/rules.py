@@ -7,9 +7,13 @@ Hot path: no imports. A rule (compiled by ``governance.shell.schema``) is a plai
      "targets": "all" | "last" | "rest" | "", "targets_all_with": [...], "target_options": [...]}
 
 All the conditions a rule names must hold; a rule without conditions always matches. ``flags`` and
-``args`` and ``text`` match when any of their items does. A short flag ``-r`` also matches inside a
-bundle such as ``-rf``; ``--force`` matches ``--force`` and ``--force=...``; a single-dash long flag
-(``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
+``args`` and ``text`` match when any of their items does; ``unless`` (flags) rules the match out
+when any of its flags is given; ``min_args`` asks for that many positional arguments after the
+subcommand; ``no_args`` for none at all; ``unknown_sub`` matches when the subcommand is known only
+at run time. ``--`` counts as a flag. A short flag ``-r`` also matches inside a
+bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the abbreviations GNU
+parsers accept (``--forc``, at least three letters); a single-dash long flag (``-delete``) matches
+exactly. ``args`` items are globs where ``*`` matches any run of characters.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
             continue
         if arg == "--":
             options_done = True
+            argv.flags.append("--")  # patterns may ask for it: `git checkout -- PATH`
             continue
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         argv.flags.append(name)
@@ -56,6 +61,19 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
             i += int(with_value[name])  # True (older caches) counts as one
         elif not name.startswith("--") and len(name) > 2 and name[:2] in with_value:
             argv.values.setdefault(name[:2], []).append((name[2:], raw))
+        elif not name.startswith("--") and len(name) > 2:
+            # a bundle whose later letter takes a value: curl -sSo FILE, tar -xzfFILE
+            for k in range(2, len(name)):
+                option = "-" + name[k]
+                if option in with_value:
+                    argv.flags.append(option)
+                    if k + 1 < len(name):
+                        argv.values.setdefault(option, []).append((name[k + 1:], raw))
+                    elif i < n:
+                        argv.values.setdefault(option, []).append(
+                            (fields[i], raws[i] if i < len(raws) else ""))
+                        i += 1
+                    break
     return argv
 
 
@@ -77,7 +95,13 @@ def glob_match(pattern: str, text: str) -> bool:
 
 
 def has_flag(flags: list[str], wanted: str) -> bool:
-    if wanted.startswith("--") or len(wanted) != 2:
+    """Whether ``wanted`` was given: exactly, inside a bundle of short flags (``-rf``), or as an
+    abbreviation GNU-style parsers accept (``--recur`` for ``--recursive``: at least three
+    letters, counted as a match however the program would resolve it)."""
+    if wanted.startswith("--"):
+        return wanted in flags or any(
+            len(flag) >= 5 and flag.startswith("--") and wanted.startswith(flag) for flag in flags)
+    if len(wanted) != 2:
         return wanted in flags
     letter = wanted[1]
     return any(flag == wanted or (not flag.startswith("--") and letter in flag[1:])
@@ -88,6 +112,10 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
     """The targets of ``rule`` when it matches ``argv``, else None."""
     positionals = argv.positionals
     start = 0
+    if rule.get("no_args") and positionals:
+        return None
+    if rule.get("unknown_sub"):   # the subcommand is known only at run time
+        return [] if positionals and positionals[0][0] is None else None
     sub = rule["sub"]
     if sub is not None:
         first = positionals[0][0] if positionals else None
@@ -97,6 +125,11 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
         start = 1
     flags = rule["flags"]
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
+        return None
+    unless = rule.get("unless")
+    if unless is not None and any(has_flag(argv.flags, f) for f in unless):
+        return None
+    if len(positionals) - start < rule.get("min_args", 0):
         return None
     args = rule["args"]
     if args is not None and not any(
@@ -147,10 +180,30 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
     return out
 
 
-def match_command(spec: dict[str, Any], fields: list[str | None],
-                  raws: list[str]) -> list[tuple[dict[str, Any], list[tuple[str | None, str]]]]:
-    """Every rule of one command's spec that matches, with its file targets."""
+FALSE_VALUES = ("none", "false", "0", "no", "off")
+
+
+def harmless(argv: Argv, flags: list[str]) -> str | None:
+    """The option that makes the command only print (help, version, a dry run), if one was
+    given and not switched off (``--dry-run=none`` runs for real)."""
+    for flag in flags:
+        if flag == "--version" and argv.positionals:
+            continue    # `dotnet add package X --version 13`: a value, not a question
+        if has_flag(argv.flags, flag):
+            values = [v for v, _ in argv.values.get(flag, ())]
+            if not any(v is None or v.lower() in FALSE_VALUES for v in values):
+                return flag
+    return None
+
+
+def match_command(spec: dict[str, Any], fields: list[str | None], raws: list[str],
+                  harmless_flags: list[str] | None = None
+                  ) -> list[tuple[dict[str, Any], list[tuple[str | None, str]]]]:
+    """Every rule of one command's spec that matches, with its file targets; nothing when an
+    option makes the command only print (``harmless_flags`` and the spec's ``harmless``)."""
     argv = parse_argv(fields, raws, spec["with_value"])
+    if harmless(argv, [*(harmless_flags or ()), *spec.get("harmless", ())]):
+        return []
     out = []
     for rule in spec["patterns"]:
         targets = match_rule(rule, argv)

@@ -40,12 +40,22 @@ class PatternModel(_Strict):
     targets_all_with: list[str] = []
     target_options: list[str] = []
     folders: bool = False
+    destination: bool = False
+    no_args: bool = False
+    unknown_sub: bool = False
+    unless: Names = None
+    min_args: int = Field(default=0, ge=0, le=16)
     into: bool = False
 
 
 class CommandModel(_Strict):
     with_value: list[str] = []
     replace: bool = False
+    runs: list[str] = []
+    program: bool = False
+    recipes: list[str] = []
+    harmless: list[str] = []
+    command_options: dict[str, str] = {}
     patterns: list[PatternModel] = []
 
 
@@ -87,6 +97,7 @@ class ShellModel(_Strict):
     limits: LimitsModel = LimitsModel()
     read_only: list[str] = []
     safe_targets: list[str] = []
+    harmless_flags: list[str] = []
     protected_markers: list[str] = []
     protected_probes: list[str] = []
     unknown_destructive_markers: list[str] = []
@@ -116,8 +127,11 @@ def _flags(items: list[str]) -> dict[str, int]:
     """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), else one."""
     out: dict[str, int] = {}
     for item in items:
-        name, _, count = item.partition(":")
-        out[name] = int(count) if count.isdigit() and int(count) > 0 else 1
+        name, _, count = item.rpartition(":")
+        if name and count.isdigit() and int(count) > 0:
+            out[name] = int(count)
+        else:
+            out[item] = 1
     return out
 
 
@@ -151,15 +165,25 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
                 "targets": pattern.targets,
                 "targets_all_with": list(pattern.targets_all_with),
                 "target_options": list(pattern.target_options),
-                "folders": pattern.folders,
+                "folders": "deep" if pattern.folders else
+                           "direct" if pattern.destination else "",
                 "into": pattern.into,
+                "unless": _as_list(pattern.unless),
+                "no_args": pattern.no_args,
+                "unknown_sub": pattern.unknown_sub,
+                "min_args": pattern.min_args,
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             })
             primitives.add(pattern.primitive)
         with_value = _flags(command.with_value)
         for pattern in command.patterns:     # an option that names a target takes a value
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
-        commands[name] = {"with_value": with_value, "patterns": patterns,
+        with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
+                          if o not in with_value)
+        commands[name] = {"with_value": with_value, "patterns": patterns, "runs": list(command.runs),
+                          "program": command.program, "harmless": list(command.harmless),
+                          "recipes": list(command.recipes),
+                          "command_options": dict(command.command_options),
                           "replace": command.replace}
     wrappers: dict[str, Any] = {}
     for name, wrapper in model.wrappers.items():
@@ -175,12 +199,14 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
         wrappers[name] = entry
         if wrapper.primitive:
             primitives.add(wrapper.primitive)
-    primitives |= {"shell-read", "shell-execute", "shell-unknown", "shell-background",
-                   "governance-admin", "code-exec", "file-write", "destructive"}
+    primitives |= {"shell-read", "shell-execute", "shell-unlisted", "shell-unknown",
+                   "shell-background", "governance-admin", "code-exec", "file-write",
+                   "file-delete", "destructive", "web-fetch"}
     return {
         "limits": model.limits.model_dump(),
         "read_only": _flags(model.read_only),
         "safe_targets": _flags(model.safe_targets),
+        "harmless_flags": list(model.harmless_flags),
         "protected_markers": list(model.protected_markers),
         "protected_probes": list(model.protected_probes),
         "unknown_destructive_markers": list(model.unknown_destructive_markers),
@@ -211,8 +237,9 @@ def merge_shell(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     for key in ("read_only", "safe_targets", "risky_env", "wrappers", "shells", "evaluators",
                 "interpreters", "modules", "finders"):
         merged[key] = {**base[key], **over[key]}
-    for key in ("protected_markers", "protected_probes", "unknown_destructive_markers"):
-        merged[key] = list(dict.fromkeys([*base[key], *over[key]]))
+    for key in ("protected_markers", "protected_probes", "unknown_destructive_markers",
+                "harmless_flags"):
+        merged[key] = list(dict.fromkeys([*base.get(key, []), *over.get(key, [])]))
     commands = dict(base["commands"])
     for name, command in over["commands"].items():
         old = commands.get(name)
@@ -221,6 +248,13 @@ def merge_shell(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         else:
             commands[name] = {"with_value": {**old["with_value"], **command["with_value"]},
                               "patterns": [*command["patterns"], *old["patterns"]],
+                              "runs": list(dict.fromkeys([*old.get("runs", ()),
+                                                          *command.get("runs", ())])),
+                              "program": old.get("program") or command.get("program"),
+                              "recipes": [*old.get("recipes", ()), *command.get("recipes", ())],
+                              "harmless": [*old.get("harmless", ()), *command.get("harmless", ())],
+                              "command_options": {**old.get("command_options", {}),
+                                                  **command.get("command_options", {})},
                               "replace": False}
     merged["commands"] = commands
     merged["primitives"] = sorted(set(base["primitives"]) | set(over["primitives"]))

@@ -278,6 +278,9 @@ class WordLexer:
         if i < end < n and s[end] == "}":
             self.i = end + 1
             return ("var", s[i:end], quoted, None)
+        if i < end and s.startswith(("[@]}", "[*]}"), end):   # ${a[@]}: every element
+            self.i = end + 4
+            return ("var", s[i:end] + ("[@]" if s[end + 1] == "@" else "[*]"), quoted, None)
         subs: list[Any] = []
         depth = 1
         self.i = i

@@ -89,7 +89,8 @@ def test_protected_files_are_governance_admin(layer: GovernanceLayer, project: P
 def test_relative_and_ordinary_paths(layer: GovernanceLayer, project: Path) -> None:
     assert layer.is_protected(".claude/settings.json", str(project))
     assert not layer.is_protected(str(project / "src" / "settings.json"))
-    assert not layer.is_protected(str(project / ".claude" / "commands" / "x.md"))
+    assert layer.is_protected(str(project / ".claude" / "commands" / "x.md"))  # allowed-tools
+    assert not layer.is_protected(str(project / ".claude" / "notes" / "x.md"))
     assert layer.decide("Write", {"file_path": str(project / "notes.md")}).primitive == "file-write"
 
 

@@ -35,5 +35,5 @@ def test_analysis_imports_no_heavy_module(tmp_path: object) -> None:
     result = json.loads(out)
     assert not HEAVY & set(result["loaded"]), result["loaded"]
     assert {m for m in result["loaded"] if not m.startswith("governance")} <= {"__future__"}
-    assert result["acts"] == ["code-exec", "destructive", "file-delete", "file-write",
-                              "governance-admin", "privilege", "shell-execute", "web-fetch"]
+    assert result["acts"] == ["destructive", "file-delete", "file-write", "governance-admin",
+                              "privilege", "shell-execute", "shell-unknown", "web-fetch"]

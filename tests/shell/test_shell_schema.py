@@ -26,7 +26,7 @@ def test_default_section_compiles_to_plain_marshal_data() -> None:
 def test_empty_section_compiles() -> None:
     shell = compile_shell(None, "m.yaml")
     assert shell["commands"] == {} and shell["limits"]["max_length"] > 0
-    assert prims("curl x", shell) == {"shell-execute"}
+    assert prims("curl x", shell) == {"shell-unlisted"}
 
 
 @pytest.mark.parametrize(("section", "key"), [
