@@ -86,7 +86,12 @@ def _project(root: Path, name: str, matrix: bool) -> Path:
     args = build_parser("install").parse_args(["install", "--project", str(project)])
     args._run(args)
     if matrix:
+        from governance.commands.accept import accept_matrix
+
         big_matrix(Path(governance_dir(str(project))) / "activity_matrix.yaml")
+        accepted, problems = accept_matrix(str(project))  # as `governance validate` does
+        if not accepted:
+            raise SystemExit("the benchmark matrix is invalid: " + "; ".join(problems))
     from governance.policy import matrix as matrix_module
     from governance.policy import state
 
@@ -117,7 +122,10 @@ def extra_payloads(out_dir: Path) -> list[Path]:
     heredoc = "cat > notes.md <<'EOF'\n" + ("line of text for the heredoc body\n" * 300) + "EOF"
     pipeline = " | ".join(["cat access.log", "grep -v healthz", "awk '{print $1}'", "sort",
                            "uniq -c", "sort -rn", "head -20", "tee top.txt", "wc -l"] * 3)
-    cases = {"bash-short": "ls -la src", "bash-pipeline": pipeline, "bash-heredoc-10k": heredoc}
+    inline = ("python3 -c 'import json, sys; data = json.load(open(\"package.json\")); "
+              "print(data.get(\"version\")); sys.exit(0)'")
+    cases = {"bash-short": "ls -la src", "bash-pipeline": pipeline, "bash-heredoc-10k": heredoc,
+             "bash-inline-python": inline}
     paths = []
     for name, command in cases.items():
         payload = dict(base, tool_input={"command": command, "description": name})

@@ -19,8 +19,10 @@ def record_matrix(project: str, compiled: dict[str, Any], override: tuple[str, b
     """Cache a validated matrix and record its override as accepted; returns what to print."""
     from governance.policy import matrix as matrix_module
     from governance.policy import seal
+    from governance.project import installation_paths
 
     compiled["override_sha256"] = seal.digest(override[1]) if override else ""
+    compiled["installation"] = installation_paths()
     matrix_module.write_cache(matrix_module.cache_path(project, config_hash), compiled)
     sha = seal.accept_matrix(project, override[1] if override else None)
     return (f"Accepted: governance now uses {override[0]} (sha256 {sha[:12]})" if override

@@ -156,9 +156,12 @@ class GovernanceLayer:
     def _installation(self) -> list[str]:
         found = self._installed
         if found is None:
-            from governance.project import installation_paths
+            known = self.matrix.get("installation")   # resolved when the matrix was compiled
+            if not isinstance(known, list):
+                from governance.project import installation_paths
 
-            found = self._installed = [p.lower() for p in installation_paths()]
+                known = installation_paths()
+            found = self._installed = [str(p).lower() for p in known]
         return found
 
     def _home(self) -> str:

@@ -22,6 +22,7 @@ from governance.policy import seal
 from governance.project import (
     cache_file,
     default_matrix_path,
+    installation_paths,
     override_matrix_path,
     read_bytes,
     recall,
@@ -39,7 +40,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 8  # bump when the compiled form changes
+FORMAT = 9  # bump when the compiled form changes
 
 
 def _read(path: str) -> bytes | None:
@@ -177,6 +178,7 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
     else:
         result = compiled
     result["override_sha256"] = seal.digest(override[1]) if override is not None else ""
+    result["installation"] = installation_paths()  # resolved once here, not on every call
     write_cache(path, result)
     return result
 

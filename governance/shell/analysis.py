@@ -69,6 +69,35 @@ def _unknown(text: str, shell: dict[str, Any], why: str) -> list[Act]:
     return acts
 
 
+# Inline code without one of these cannot do what ``shell.inline`` looks for, so neither that
+# module nor the parser it needs (``_ast`` alone costs a hook call 2 ms, ``re`` more) is loaded.
+# A superset, checked as plain text: a false alarm only costs the reading.
+_TRIGGERS = {
+    "python": ("os", "subprocess", "system", "exec", "eval", "compile", "socket", "url", "http",
+               "request", "shutil", "pty", "Path", "path", "__", "import_module", "getattr",
+               "setattr", "ctypes", "pickle", "marshal", "runpy", "asyncio", "webbrowser", "ftp",
+               "smtp", "telnet", "paramiko", "pycurl", "websocket", "xmlrpc", "commands",
+               "pexpect", "vars", "globals", "remove", "unlink", "rmtree", "rename", "replace",
+               "copy", "move", "chmod", "mkdir", "symlink", "link", "touch", "spawn", "popen",
+               "write", "codecs", "io.", "import io", "fileinput", "tempfile", "modules", "zip",
+               "tar",
+               "chr", "bytes", "'w", '"w', "'a", '"a', "'x", '"x', "+", "mode"),
+    "awk": ("system", "|", ">", "getline", "inet"),
+    "other": ("system", "exec", "spawn", "popen", "`", "qx", "%x", "open", "unlink", "rmdir",
+              "rm", "tree", "remove", "delete", "write", "rename", "move", "copy", "cp", "http",
+              "ocket", "Net", "LWP", "fetch", "curl", "URI", "url", "eval", "Function", "vm",
+              "require", "import", "load", "ffi", "inet", "pty", "PTY", "child", "send", "call",
+              "proc", "passthru", "shell", "ile", "os.", "io.", "os[", "process", "binding",
+              "axios", "got", "request", "dgram", "tls", "net", "Open3", "IO", "Kernel", "$",
+              "s/", "e}", "Tiny", "ftp", "smtp", "readpipe"),
+}
+
+
+def worth_reading(language: str, code: str) -> bool:
+    """Whether inline code may do more than compute (see ``_TRIGGERS``)."""
+    return any(t in code for t in _TRIGGERS.get(language, _TRIGGERS["other"]))
+
+
 def _unescape(text: str) -> str:
     """The backslash escapes echo -e and printf understand, as far as commands care."""
     out: list[str] = []
@@ -316,10 +345,12 @@ class _Analysis:
     def inline(self, language: str, code: str, seg: str, depth: int) -> None:
         """Inline code (``python -c``, a script fed on stdin ...): what it does beyond computing
         (``shell.inline``), each finding an act; the code running is ``code-exec`` in any case."""
-        from governance.shell.inline import findings
-
         if language != "awk":   # an awk program is a filter, not a program run on its own
             self.add("code-exec", seg, f"runs {language} code")
+        if not worth_reading(language, code):
+            return
+        from governance.shell.inline import findings
+
         for found in findings(language, code):
             if found.primitive == "shell":
                 if found.command is not None:

@@ -206,13 +206,28 @@ def _py_kind(q: str | None) -> str | None:
     return _PY.get(q or "")
 
 
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """Every node of a tree, breadth first (``ast.walk`` without importing ``ast``)."""
+    out = [node]
+    for item in out:
+        for field in item._fields:
+            value = getattr(item, field, None)
+            if isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                out.append(value)
+    return out
+
+
 def _python(code: str, depth: int, names: dict[str, str]) -> list[Finding]:
+    # The node classes come from the builtin ``_ast``: importing ``ast`` itself (contextlib, enum,
+    # functools) would cost more than the whole hook call.
     global ast
-    import ast
+    import _ast as ast
 
     try:
-        nodes = list(ast.walk(ast.parse(code)))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        nodes = _walk(compile(code, "<inline>", "exec", ast.PyCF_ONLY_AST))
+    except (SyntaxError, ValueError, MemoryError, RecursionError, TypeError):
         return []
     py = _Py(depth, names)
     for node in nodes:                        # a name stored more than once is no constant
@@ -401,7 +416,7 @@ class _Py:
             mode = args[1] if len(args) > 1 else kw.get("mode", kw.get("flags"))
             text = self.text(mode) if mode is not None else "r"
             leaves = [n.attr if isinstance(n, ast.Attribute) else self.names.get(n.id, n.id)
-                      if isinstance(n, ast.Name) else n.value for n in ast.walk(mode or ast.Constant(0))
+                      if isinstance(n, ast.Name) else n.value for n in _walk(mode or ast.Constant(0))
                       if isinstance(n, (ast.Attribute, ast.Name, ast.Constant))]
             if (kind == "open" and all(c not in (text or "w") for c in "wax+")) or (
                     kind == "osopen" and all(leaf in _READ_FLAGS or leaf == 0 for leaf in leaves)):

@@ -116,14 +116,14 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
         return None
     if rule.get("unknown_sub"):   # the subcommand is known only at run time
         return [] if positionals and positionals[0][0] is None else None
-    sub = rule["sub"]
+    sub = rule.get("sub")
     if sub is not None:
         first = positionals[0][0] if positionals else None
         if first is None or (first not in sub and not (
-                rule["sub_globs"] and any(glob_match(g, first) for g in rule["sub_globs"]))):
+                rule.get("sub_globs") and any(glob_match(g, first) for g in rule["sub_globs"]))):
             return None
         start = 1
-    flags = rule["flags"]
+    flags = rule.get("flags")
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
         return None
     unless = rule.get("unless")
@@ -131,12 +131,12 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
         return None
     if len(positionals) - start < rule.get("min_args", 0):
         return None
-    args = rule["args"]
+    args = rule.get("args")
     if args is not None and not any(
             value is not None and glob_match(p, value) for value, _ in positionals[start:]
             for p in args):
         return None
-    text = rule["text"]
+    text = rule.get("text")
     if text is not None and not _mentions(argv, text):
         return None
     return _targets(rule, argv, start)
@@ -155,7 +155,7 @@ def _mentions(argv: Argv, needles: list[str]) -> bool:
 
 def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | None, str]]:
     out: list[tuple[str | None, str]] = []
-    mode = rule["targets"]
+    mode = rule.get("targets", "")
     positionals = argv.positionals[start:]
     if mode == "all":
         out.extend(positionals)
@@ -169,9 +169,9 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
                         name = source.rstrip("/").rsplit("/", 1)[-1]
                         out.append((folder.rstrip("/") + "/" + name, raw))
     elif mode == "rest":
-        every = any(has_flag(argv.flags, f) for f in rule["targets_all_with"])
+        every = any(has_flag(argv.flags, f) for f in rule.get("targets_all_with", ()))
         out.extend(positionals if every else positionals[1:])
-    for option in rule["target_options"]:
+    for option in rule.get("target_options", ()):
         if option.endswith("="):
             out.extend((v[len(option):], raw) for v, raw in positionals
                        if v is not None and v.startswith(option))
@@ -197,11 +197,11 @@ def harmless(argv: Argv, flags: list[str]) -> str | None:
 
 
 def match_command(spec: dict[str, Any], fields: list[str | None], raws: list[str],
-                  harmless_flags: list[str] | None = None
+                  harmless_flags: list[str] | None = None, argv: Argv | None = None
                   ) -> list[tuple[dict[str, Any], list[tuple[str | None, str]]]]:
     """Every rule of one command's spec that matches, with its file targets; nothing when an
     option makes the command only print (``harmless_flags`` and the spec's ``harmless``)."""
-    argv = parse_argv(fields, raws, spec["with_value"])
+    argv = argv or parse_argv(fields, raws, spec["with_value"])
     if harmless(argv, [*(harmless_flags or ()), *spec.get("harmless", ())]):
         return []
     out = []

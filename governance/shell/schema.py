@@ -123,6 +123,13 @@ def _key(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _lean(rule: dict[str, Any]) -> dict[str, Any]:
+    """A compiled pattern without the keys that hold their defaults (the hook decodes fewer
+    bytes); ``shell.rules`` reads every key with ``.get``."""
+    keep = ("primitive", "reason", "sub")
+    return {k: v for k, v in rule.items() if k in keep or v not in (None, "", False, 0, [], ())}
+
+
 def _flags(items: list[str]) -> dict[str, int]:
     """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), else one."""
     out: dict[str, int] = {}
@@ -155,7 +162,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
         for pattern in command.patterns:
             sub = _as_list(pattern.subcommand)
             text = _as_list(pattern.text)
-            patterns.append({
+            patterns.append(_lean({
                 "primitive": pattern.primitive,
                 "reason": pattern.reason or _default_reason(name, sub, pattern.primitive),
                 "sub": sub,
@@ -173,7 +180,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
                 "unknown_sub": pattern.unknown_sub,
                 "min_args": pattern.min_args,
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
-            })
+            }))
             primitives.add(pattern.primitive)
         with_value = _flags(command.with_value)
         for pattern in command.patterns:     # an option that names a target takes a value

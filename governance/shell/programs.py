@@ -1,0 +1,168 @@
+"""What particular programs do with their arguments, beyond options and subcommands: git's
+configuration given on its command line, the names shell builtins define (``declare``, ``set --``,
+``printf -v``, ``read``), makefile and justfile recipes, command lines inside other programs'
+arguments, and the modules an interpreter is told to load first.
+
+Imported by ``shell.resolver`` only when such a program appears, so an ordinary command does not
+pay for reading this module. May use the root modules and ``shell.walk`` (types only).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.shell.parser import Simple
+    from governance.shell.walk import Walk
+
+DECLARERS = ("export", "declare", "typeset", "local", "readonly")
+
+
+def _quote_word(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+GIT_COMMAND_KEYS = ("core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
+                    "core.hookspath", "diff.external", "credential.helper", "gpg.program",
+                    "sequence.editor", "uploadpack.packobjectshook", "pager.")
+
+
+def git_config(an: Walk, fields: list[str | None], seg: str,
+                depth: int) -> list[str | None] | None:
+    """``git -c alias.p=push p`` runs ``git push``; ``git -c alias.x='!rm -rf b' x`` and
+    ``-c core.sshCommand=CMD`` run shell commands. Returns the argv with an alias expanded, or
+    None when nothing changes it."""
+    aliases: dict[str, str | None] = {}
+    i = 1
+    while i < len(fields):
+        arg = fields[i]
+        if arg in ("-c", "--config-env") and i + 1 < len(fields):
+            setting = fields[i + 1]
+            i += 2
+        elif arg is not None and arg.startswith("--config-env="):
+            setting, i = arg.split("=", 1)[1], i + 1
+        elif arg in ("-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"):
+            i += 2
+            continue
+        elif arg is not None and arg.startswith("-"):
+            i += 1
+            continue
+        else:
+            break
+        if setting is None:
+            an.unknown(seg, "git -c sets configuration known only at run time")
+            continue
+        key, _, value = setting.partition("=")
+        key = key.lower()
+        if arg == "--config-env" or (arg or "").startswith("--config-env"):
+            value = ""  # the value comes from an environment variable: unknown
+            if key.startswith("alias.") or key.startswith(GIT_COMMAND_KEYS):
+                an.unknown(seg, f"git {key} is set from an environment variable")
+            continue
+        if key.startswith("alias."):
+            aliases[key[6:]] = value
+        elif key.startswith(GIT_COMMAND_KEYS) and value:
+            an.add("code-exec", seg, f"git -c {key} runs a command")
+            an.script(value.lstrip("!"), depth + 1, seg)
+    if i >= len(fields):
+        return None
+    sub = fields[i]
+    if sub == "config":   # git config alias.pub push: later `git pub` in this command pushes
+        words = [w for w in fields[i + 1:] if w is None or not w.startswith("-")]
+        if len(words) >= 2 and words[0] is not None and words[0].lower().startswith("alias."):
+            an.vars["git-" + words[0].lower()] = words[1]
+        return None
+    alias = aliases.get(str(sub).lower()) if sub is not None else None
+    if alias is None and sub is not None and "git-alias." + str(sub).lower() in an.vars:
+        alias = an.vars["git-alias." + str(sub).lower()]
+        if alias is None:
+            an.unknown(seg, f"git {sub} is an alias set to a value known only at run time")
+            return None
+    if alias is None:
+        return None
+    value = alias
+    rest = " ".join(_quote_word(str(f)) for f in fields[i + 1:] if f is not None)
+    if value.startswith("!"):
+        an.script(f"{value[1:]} {rest}".strip(), depth + 1, seg)
+        return [fields[0], "version"]            # the alias ran a shell command, not git
+    return [*fields[:i], *value.split(), *fields[i + 1:]]
+
+
+def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | None) -> None:
+    """Names a command gives values to, for the commands after it: ``export``/``declare``
+    assignments (a nameref ``declare -n`` is unknown), ``set -- WORDS`` (``"$@"``),
+    ``printf -v VAR FORMAT`` and ``read VAR <<< WORDS``."""
+    args = fields[1:]
+    if base in DECLARERS:
+        ref = any(a is not None and a.startswith("-") and "n" in a[1:] for a in args)
+        for arg in args:
+            if arg and "=" in arg and not arg.startswith("-"):
+                var, _, value = arg.partition("=")
+                an.vars[var] = None if ref else value
+                an.ifs = an.ifs or var == "IFS"
+    elif base == "set" and "--" in args:
+        rest = args[args.index("--") + 1:]
+        an.vars["@"] = None if any(a is None for a in rest) else " ".join(str(a) for a in rest)
+        an.vars["*"] = an.vars["@"]
+    elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
+        form, values = args[2], args[3:]
+        known = form is not None and all(v is not None for v in values)
+        an.vars[str(args[1])] = (str(values[0]) if form == "%s" and len(values) == 1 else
+                                 str(form) if known and not values and "%" not in str(form)
+                                 else None) if known else None
+    elif base == "read" and cmd is not None:
+        names = [a for a in args if a is not None and not a.startswith("-")]
+        kind, text = an.stdin_text(cmd)
+        split_by = any(name == "IFS" for name, _ in cmd.assigns)   # IFS=: read a b: unknowable
+        words = (text or "").split() if kind == "literal" and not (an.ifs or split_by) else None
+        for k, var in enumerate(names):
+            if words is None:
+                an.vars[var] = None
+            else:
+                an.vars[var] = " ".join(words[k:]) if k == len(names) - 1 else (
+                    words[k] if k < len(words) else "")
+
+
+def recipe_lines(text: str) -> list[str]:
+    """The commands of a makefile's or justfile's recipes: indented lines (``@``, ``-`` and ``+``
+    prefixes dropped) and inline recipes after ``target: ;``."""
+    lines = []
+    for line in text.splitlines():
+        if line[:1] in ("\t", " ") and line.strip():
+            lines.append(line.strip().lstrip("@-+").strip())
+        elif ": ;" in line or ":;" in line:
+            lines.append(line.split(";", 1)[1].strip())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def command_lines(arg: str) -> list[str]:
+    """The argument itself when it holds a space, and each double-quoted string inside it
+    (``\"`` and ``\\`` unescaped, as Lisp, Vim script and most languages write them)."""
+    found = [arg] if " " in arg.strip() else []
+    i, n = 0, len(arg)
+    while i < n:
+        if arg[i] != '"':
+            i += 1
+            continue
+        out: list[str] = []
+        i += 1
+        while i < n and arg[i] != '"':
+            if arg[i] == "\\" and i + 1 < n:
+                i += 1
+            out.append(arg[i])
+            i += 1
+        i += 1
+        text = "".join(out)
+        if " " in text:
+            found.append(text)
+    return found
+
+
+def preloaded(language: str, modules: list[str]) -> str:
+    """Code that loads the modules an interpreter was told to load first."""
+    if language == "perl":
+        return "".join(f"use {m.split('=', 1)[0]};\n" for m in modules)
+    if language == "ruby":
+        return "".join(f"require '{m}'\n" for m in modules)
+    if language == "node":
+        return "".join(f"require('{m}');\n" for m in modules)
+    return ""
