@@ -98,33 +98,29 @@ def worth_reading(language: str, code: str) -> bool:
     return any(t in code for t in _TRIGGERS.get(language, _TRIGGERS["other"]))
 
 
-def _unescape(text: str) -> str:
-    """The backslash escapes echo -e and printf understand, as far as commands care."""
-    out: list[str] = []
-    i = 0
-    table = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "", "r": "", "v": "",
-             "0": ""}
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in table:
-            out.append(table[text[i + 1]])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
-
-
 def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
     lowered = text.lower()
     for marker in shell.get("unknown_destructive_markers", ()):
         if marker in lowered:
             return str(marker)
     return None
+
+
+_UNKNOWN = object()  # what a file held before this command appended to it
+_FRESH = object()    # the file was written afresh
+
+
+class _Later:
+    """A file's text, worked out only when the command reads the file back."""
+
+    __slots__ = ("before", "cmd", "from_stdin", "vars")
+
+    def __init__(self, cmd: Simple, variables: dict[str, str | None], before: object,
+                 from_stdin: bool) -> None:
+        self.cmd = cmd
+        self.vars = variables
+        self.before = before          # _FRESH, or what the text was appended to
+        self.from_stdin = from_stdin
 
 
 class _Analysis:
@@ -139,7 +135,7 @@ class _Analysis:
         self.acts: list[Act] = []
         self.seen: set[tuple[str, str]] = set()
         self.vars: dict[str, str | None] = {}
-        self.files: dict[str, str | None] = {}  # written earlier in this command: path -> text
+        self.files: dict[str, object] = {}  # written earlier in this command: path -> text
         self.cwd: str | None = ""
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
@@ -205,15 +201,16 @@ class _Analysis:
             fields, globs, raws = self.expand_words(cmd.words)
             resolve(self, fields, globs, raws, cmd, seg, depth)
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":
-                kind, text = self.stdin_text(cmd)   # echo CMD | tee s.sh: s.sh holds CMD
-                for target in fields[1:]:
+                for target in fields[1:]:          # echo CMD | tee s.sh: s.sh holds CMD
                     if target is not None and not target.startswith("-"):
-                        self.files[self._key(target)] = text if kind == "literal" else None
+                        self.remember_stdin(target, cmd)
         else:
             for name, value in cmd.assigns:
                 parts = value.parts
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
-                    self.vars[name] = self.array(str(parts[0][1]))
+                    from governance.shell.streams import array
+
+                    self.vars[name] = array(self, str(parts[0][1]))
                 else:
                     self.vars[name] = self.expand_one(parts)
                 self.ifs = self.ifs or name == "IFS"
@@ -254,23 +251,44 @@ class _Analysis:
         return os.path.normpath(path)
 
     def remember_file(self, value: str | None, cmd: Simple, append: bool) -> None:
-        """What a redirection wrote, when the command's output is known (a script written and
-        run in the same command)."""
+        """What a redirection wrote (a script written and run in the same command). The text is
+        worked out only if the file is read later in the command (``file_text``)."""
         if value is None or not cmd.words:
             return
         key = self._key(value)
-        text = self.output_of(cmd)
-        if append:
-            before = self.files.get(key, "") if key in self.files else None
-            self.files[key] = None if before is None or text is None else before + text
-        else:
-            self.files[key] = text
+        before = self.files.get(key, _UNKNOWN) if append else _FRESH
+        self.files[key] = _Later(cmd, dict(self.vars), before, from_stdin=False)
+
+    def remember_stdin(self, value: str, cmd: Simple) -> None:
+        """``tee FILE``: the file holds what the command reads."""
+        self.files[self._key(value)] = _Later(cmd, dict(self.vars), _FRESH, from_stdin=True)
 
     def file_text(self, value: str | None) -> str | None:
         """The text of a file written earlier in this command, when it is known."""
         if value is None:
             return None
-        return self.files.get(self._key(value))
+        key = self._key(value)
+        entry = self.files.get(key)
+        if isinstance(entry, _Later):
+            entry = self.files[key] = self._settle(entry)
+        return entry if isinstance(entry, str) else None
+
+    def _settle(self, later: _Later) -> str | None:
+        current, self.vars = self.vars, later.vars   # as the variables were when it was written
+        try:
+            if later.from_stdin:
+                kind, read = self.stdin_text(later.cmd)
+                text = read if kind == "literal" else None
+            else:
+                text = self.output_of(later.cmd)
+        finally:
+            self.vars = current
+        if later.before is _FRESH:
+            return text
+        before = later.before
+        if isinstance(before, _Later):
+            before = self._settle(before)
+        return before + text if isinstance(before, str) and text is not None else None
 
     def written(self, value: str | None) -> None:
         """A file this command writes with content it cannot know (a download, code's write)."""
@@ -281,92 +299,27 @@ class _Analysis:
         """Whether this command wrote the file earlier (its text known or not)."""
         return value is not None and self._key(value) in self.files
 
+
+
     def output_of(self, cmd: Simple) -> str | None:
-        """What a simple command writes to standard output, when it is known literally: echo,
-        printf without conversions, cat of a heredoc, here-string or a file written earlier."""
-        fields = [self.expand_one(w.parts) for w in cmd.words]
-        if not fields or any(f is None for f in fields):
-            return None
-        words = [str(f) for f in fields]
-        name = words[0].rsplit("/", 1)[-1]
-        if name == "echo":
-            args = words[1:]
-            escapes = False
-            while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
-                escapes = escapes or "e" in args[0]
-                args = args[1:]
-            text = " ".join(args) + "\n"
-            return _unescape(text) if escapes else text
-        if name == "printf" and len(words) >= 2:
-            form, args = words[1], words[2:]
-            if "%" not in form.replace("%%", ""):
-                return _unescape(form).replace("%%", "%")
-            if form in ("%s\\n", "%s\n", "%s"):
-                sep = "" if form == "%s" else "\n"
-                return "".join(a + sep for a in args)
-            return None
-        if name == "cat":
-            files = [w for w in words[1:] if not w.startswith("-") or w == "-"]
-            if not files or files == ["-"]:
-                for redir in cmd.redirs:
-                    if redir.op in ("<<", "<<-") and redir.body is not None:
-                        return str(redir.body)
-                    if redir.op == "<<<" and redir.target is not None:
-                        value = self.expand_one(redir.target.parts)
-                        return None if value is None else value + "\n"
-                return None
-            texts = [self.file_text(f) for f in files]
-            return None if any(t is None for t in texts) else "".join(str(t) for t in texts)
-        return None
+        from governance.shell import streams
+
+        return streams.output_of(self, cmd)
 
     def stdin_text(self, cmd: Simple) -> tuple[str, str | None]:
-        """What a command reads on standard input: ("literal", text) for a heredoc, a here-string,
-        a pipe from a command whose output is known, or a file written earlier; ("file", path)
-        for another file; ("opaque", None) for a pipe or process substitution known only at run
-        time; ("none", None) when nothing is fed."""
-        for redir in reversed(cmd.redirs):
-            if redir.op in ("<<", "<<-") and redir.body is not None:
-                return "literal", str(redir.body)
-            if redir.op == "<<<" and redir.target is not None:
-                value = self.expand_one(redir.target.parts)
-                return ("opaque", None) if value is None else ("literal", value + "\n")
-            if redir.op == "<" and redir.target is not None:
-                value = self.expand_one(redir.target.parts)
-                if value is None or value.startswith(("/dev/fd/", "/proc/")):
-                    return "opaque", None
-                known = self.file_text(value)
-                return ("literal", known) if known is not None else ("file", value)
-        if cmd.piped:
-            source = cmd.piped_from
-            text = self.output_of(source) if source is not None else None
-            return ("literal", text) if text is not None else ("opaque", None)
-        return "none", None
+        from governance.shell import streams
+
+        return streams.stdin_text(self, cmd)
 
     def inline(self, language: str, code: str, seg: str, depth: int) -> None:
-        """Inline code (``python -c``, a script fed on stdin ...): what it does beyond computing
-        (``shell.inline``), each finding an act; the code running is ``code-exec`` in any case."""
+        """Inline code (``python -c``, a script fed on stdin ...): ``code-exec``, and what it does
+        beyond computing when it may (``shell.streams.inline``)."""
         if language != "awk":   # an awk program is a filter, not a program run on its own
             self.add("code-exec", seg, f"runs {language} code")
-        if not worth_reading(language, code):
-            return
-        from governance.shell.inline import findings
+        if worth_reading(language, code):
+            from governance.shell import streams
 
-        for found in findings(language, code):
-            if found.primitive == "shell":
-                if found.command is not None:
-                    self.script(found.command, depth + 1, seg)
-                elif found.argv:
-                    self.script(" ".join(_quote(a) for a in found.argv), depth + 1, seg)
-            elif found.primitive == "shell-unknown":
-                self.unknown(seg, found.reason)
-            elif found.primitive in ("file-write", "file-delete", "destructive"):
-                path = found.path
-                self.target(path, path or "", seg, found.primitive, found.reason,
-                            folder=found.primitive == "destructive")
-                if found.primitive == "file-write":
-                    self.written(path)
-            else:
-                self.add(found.primitive, seg, found.reason)
+            streams.inline(self, language, code, seg, depth)
 
     # --- words -----------------------------------------------------------------------------------
     def expand_one(self, parts: list[Any]) -> str | None:
@@ -380,20 +333,6 @@ class _Analysis:
                 return None
             out.append(known)
         return "".join(out)
-
-    def array(self, items: str) -> str | None:
-        """An array's elements joined by spaces, when every one is known and holds no space."""
-        words: list[str] = []
-        for text in items.split("\0") if items else []:
-            try:
-                parsed = parse(f": {text}", 4, 0, [64])
-            except ParseError:
-                return None
-            values = [self.expand_one(w.parts) for cmd in parsed for w in cmd.words[1:]]
-            if not values or any(v is None or " " in v for v in values):
-                return None
-            words.extend(str(v) for v in values)
-        return " ".join(words)
 
     def part_value(self, kind: str, value: str, subs: list[Simple] | None) -> str | None:
         if kind == "var":

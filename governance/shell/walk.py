@@ -15,7 +15,7 @@ class Walk(Protocol):
     shell: dict[str, Any]
     vars: dict[str, str | None]
     ifs: bool
-    files: dict[str, str | None]
+    files: dict[str, object]
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 
@@ -33,6 +33,8 @@ class Walk(Protocol):
     def change_dir(self, fields: list[str | None]) -> None: ...
 
     def stdin_text(self, cmd: Any) -> tuple[str, str | None]: ...
+
+    def output_of(self, cmd: Any) -> str | None: ...
 
     def file_text(self, value: str | None) -> str | None: ...
 

@@ -1,0 +1,137 @@
+"""What flows through files and pipes inside one command: the text a command writes (echo,
+printf, cat of a heredoc or of a file written earlier), what a program reads on standard input,
+array elements, and inline code handed to ``shell.inline``.
+
+Imported by ``shell.analysis`` only when such text is needed (a program fed on stdin, a file
+written and then run, inline code, an array), so an ordinary command does not pay for reading
+this module. May use ``shell.parser`` and, for types, ``shell.walk``.
+"""
+
+from __future__ import annotations
+
+from governance.shell.parser import ParseError, parse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.shell.parser import Simple
+    from governance.shell.walk import Walk
+
+def unescape(text: str) -> str:
+    """The backslash escapes echo -e and printf understand, as far as commands care."""
+    out: list[str] = []
+    i = 0
+    table = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "", "r": "", "v": "",
+             "0": ""}
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in table:
+            out.append(table[text[i + 1]])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def output_of(an: Walk, cmd: Simple) -> str | None:
+    """What a simple command writes to standard output, when it is known literally: echo,
+    printf without conversions, cat of a heredoc, here-string or a file written earlier."""
+    fields = [an.expand_one(w.parts) for w in cmd.words]
+    if not fields or any(f is None for f in fields):
+        return None
+    words = [str(f) for f in fields]
+    name = words[0].rsplit("/", 1)[-1]
+    if name == "echo":
+        args = words[1:]
+        escapes = False
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            escapes = escapes or "e" in args[0]
+            args = args[1:]
+        text = " ".join(args) + "\n"
+        return unescape(text) if escapes else text
+    if name == "printf" and len(words) >= 2:
+        form, args = words[1], words[2:]
+        if "%" not in form.replace("%%", ""):
+            return unescape(form).replace("%%", "%")
+        if form in ("%s\\n", "%s\n", "%s"):
+            sep = "" if form == "%s" else "\n"
+            return "".join(a + sep for a in args)
+        return None
+    if name == "cat":
+        files = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+        if not files or files == ["-"]:
+            for redir in cmd.redirs:
+                if redir.op in ("<<", "<<-") and redir.body is not None:
+                    return str(redir.body)
+                if redir.op == "<<<" and redir.target is not None:
+                    value = an.expand_one(redir.target.parts)
+                    return None if value is None else value + "\n"
+            return None
+        texts = [an.file_text(f) for f in files]
+        return None if any(t is None for t in texts) else "".join(str(t) for t in texts)
+    return None
+
+
+def stdin_text(an: Walk, cmd: Simple) -> tuple[str, str | None]:
+    """What a command reads on standard input: ("literal", text) for a heredoc, a here-string,
+    a pipe from a command whose output is known, or a file written earlier; ("file", path)
+    for another file; ("opaque", None) for a pipe or process substitution known only at run
+    time; ("none", None) when nothing is fed."""
+    for redir in reversed(cmd.redirs):
+        if redir.op in ("<<", "<<-") and redir.body is not None:
+            return "literal", str(redir.body)
+        if redir.op == "<<<" and redir.target is not None:
+            value = an.expand_one(redir.target.parts)
+            return ("opaque", None) if value is None else ("literal", value + "\n")
+        if redir.op == "<" and redir.target is not None:
+            value = an.expand_one(redir.target.parts)
+            if value is None or value.startswith(("/dev/fd/", "/proc/")):
+                return "opaque", None
+            known = an.file_text(value)
+            return ("literal", known) if known is not None else ("file", value)
+    if cmd.piped:
+        source = cmd.piped_from
+        text = an.output_of(source) if source is not None else None
+        return ("literal", text) if text is not None else ("opaque", None)
+    return "none", None
+
+
+def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
+    """What inline code does beyond computing (``shell.inline``), each finding an act."""
+    from governance.shell.inline import findings
+
+    for found in findings(language, code):
+        if found.primitive == "shell":
+            if found.command is not None:
+                an.script(found.command, depth + 1, seg)
+            elif found.argv:
+                an.script(" ".join(quote(a) for a in found.argv), depth + 1, seg)
+        elif found.primitive == "shell-unknown":
+            an.unknown(seg, found.reason)
+        elif found.primitive in ("file-write", "file-delete", "destructive"):
+            path = found.path
+            an.target(path, path or "", seg, found.primitive, found.reason,
+                        folder=found.primitive == "destructive")
+            if found.primitive == "file-write":
+                an.written(path)
+        else:
+            an.add(found.primitive, seg, found.reason)
+
+
+def array(an: Walk, items: str) -> str | None:
+    """An array's elements joined by spaces, when every one is known and holds no space."""
+    words: list[str] = []
+    for text in items.split("\0") if items else []:
+        try:
+            parsed = parse(f": {text}", 4, 0, [64])
+        except ParseError:
+            return None
+        values = [an.expand_one(w.parts) for cmd in parsed for w in cmd.words[1:]]
+        if not values or any(v is None or " " in v for v in values):
+            return None
+        words.extend(str(v) for v in values)
+    return " ".join(words)
