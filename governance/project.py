@@ -137,22 +137,37 @@ def recall(memo_path: str, seen: object) -> object:
     return None
 
 
-def remember(memo_path: str, seen: object, value: object) -> None:
-    """Store ``value`` for files with this ``signature`` (atomically; a read-only project simply
-    keeps no memo)."""
-    if seen is None:
-        return
-    temp = f"{memo_path}.{os.getpid()}.tmp"
+def replace_file(path: str, data: bytes, mode: int = 0o600, sync: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically: a temp file beside it, then ``os.replace``. Raises
+    ``OSError`` (the temp file removed) when it cannot."""
+    temp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(memo_path), mode=0o700, exist_ok=True)
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            marshal.dump({"signature": seen, "value": value}, fh)
-        os.replace(temp, memo_path)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.write(fd, data)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
     except OSError:
         try:
             os.unlink(temp)
         except OSError:
             pass
+        raise
+
+
+def remember(memo_path: str, seen: object, value: object) -> None:
+    """Store ``value`` for files with this ``signature`` (atomically; a read-only project simply
+    keeps no memo)."""
+    if seen is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(memo_path), mode=0o700, exist_ok=True)
+        replace_file(memo_path, marshal.dumps({"signature": seen, "value": value}))
+    except OSError:
+        pass
 
 
 def package_root() -> str:

@@ -22,11 +22,9 @@ rewritten (the user may be in the middle of editing it).
 
 from __future__ import annotations
 
-import os
-
 from governance import jsoncodec
 from governance.policy.seal import settings_memo
-from governance.project import read_bytes, recall, remember
+from governance.project import read_bytes, recall, remember, replace_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -162,17 +160,9 @@ def repair(entry: dict[str, Any]) -> list[str]:
                 _delete(data, key_path)
         if json.dumps(data, sort_keys=True) == before:
             continue
-        tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.write("\n")
-            os.replace(tmp, path)
+            replace_file(path, (json.dumps(data, indent=2) + "\n").encode(), mode=0o644)
         except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             continue
         written.append(path)
     return written

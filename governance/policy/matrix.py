@@ -27,6 +27,7 @@ from governance.project import (
     read_bytes,
     recall,
     remember,
+    replace_file,
     require_config_libraries,
     signature,
 )
@@ -288,17 +289,7 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
 
 
 def _dump(path: str, value: Any) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            marshal.dump(value, fh)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_file(path, marshal.dumps(value))
 
 
 KEEP_CACHES = 3  # the matrix in force, the accepted one while a change waits, and one more

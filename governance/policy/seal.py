@@ -25,7 +25,14 @@ import time
 
 from governance import jsoncodec
 from governance.errors import StateError
-from governance.project import cache_file, governance_dir, read_bytes, recall, signature
+from governance.project import (
+    cache_file,
+    governance_dir,
+    read_bytes,
+    recall,
+    replace_file,
+    signature,
+)
 
 try:
     from _sha256 import sha256  # type: ignore[import-not-found]
@@ -119,18 +126,9 @@ def _stamp(actor: str) -> dict[str, str]:
 
 
 def _write_atomic(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_file(path, data, sync=True)
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise StateError(f"cannot record the accepted version ({exc.strerror})", file=path,
                          fix="check that the project's .claude/governance folder is writable"
                          ) from None

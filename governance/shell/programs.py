@@ -9,16 +9,14 @@ pay for reading this module. May use the root modules and ``shell.walk`` (types 
 
 from __future__ import annotations
 
+from governance.shell.words import quote
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
-DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 
-
-def _quote_word(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 GIT_COMMAND_KEYS = ("core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
@@ -80,7 +78,7 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
     if alias is None:
         return None
     value = alias
-    rest = " ".join(_quote_word(str(f)) for f in fields[i + 1:] if f is not None)
+    rest = " ".join(quote(str(f)) for f in fields[i + 1:] if f is not None)
     if value.startswith("!"):
         an.script(f"{value[1:]} {rest}".strip(), depth + 1, seg)
         return [fields[0], "version"]            # the alias ran a shell command, not git
@@ -92,7 +90,7 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
     assignments (a nameref ``declare -n`` is unknown), ``set -- WORDS`` (``"$@"``),
     ``printf -v VAR FORMAT`` and ``read VAR <<< WORDS``."""
     args = fields[1:]
-    if base in DECLARERS:
+    if base not in ("set", "printf", "read"):   # export, declare, typeset, local, readonly
         ref = any(a is not None and a.startswith("-") and "n" in a[1:] for a in args)
         for arg in args:
             if arg and "=" in arg and not arg.startswith("-"):

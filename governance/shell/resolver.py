@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from governance.shell.rules import harmless as harmless_flag
 from governance.shell.rules import lookup_name, match_command, name_forms, parse_argv
+from governance.shell.words import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -242,7 +243,7 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
                 resolve(an, list(fields[j:]), [False] * (len(fields) - j), list(raws[j:]), cmd,
                         seg, depth + 1)
             else:
-                an.script(" ".join(_quote_word(w) if w is not None else '"$__unknown"'
+                an.script(" ".join(quote(w) if w is not None else '"$__unknown"'
                                    for w in fields[j:]), depth + 1, seg)
             continue  # a later name may be the real command (`docker run node npm publish`)
         from governance.shell.programs import command_lines
@@ -252,9 +253,6 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             if any(known_name(shell, w.strip("'\"();")) for w in words):
                 an.script(text, depth + 1, seg)
 
-
-def _quote_word(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
@@ -401,6 +399,11 @@ LANGUAGES = {"python": "python", "pypy": "python", "node": "node", "bun": "node"
              "perl": "perl", "ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua"}
 
 
+def language_of(name: str) -> str | None:
+    """The language ``shell.inline`` reads for an interpreter's name (``python3.12`` -> python)."""
+    return next((lang for prefix, lang in LANGUAGES.items() if name.startswith(prefix)), None)
+
+
 def _script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
                  depth: int = 0, language: str | None = None) -> None:
     """A script run from a file: a file written earlier in the same command is read as what it
@@ -430,8 +433,7 @@ def _program(an: Walk, text: str, language: str | None, seg: str, depth: int) ->
         words = line[2:].split()
         name = (words[1] if words and words[0].endswith("/env") and len(words) > 1
                 else words[0] if words else "").rsplit("/", 1)[-1]
-        language = next((lang for prefix, lang in LANGUAGES.items() if name.startswith(prefix)),
-                        None)
+        language = language_of(name)
     if language is None:
         an.script(text, depth + 1, seg)
     else:
@@ -504,7 +506,7 @@ def _interpreter(an: Walk, spec: dict[str, Any], name: str, base: str,
                  fields: list[str | None], raws: list[str], cmd: Simple, seg: str,
                  depth: int) -> list[str | None] | None:
     """Handle ``python -c`` & co.; returns the argv a ``-m module`` maps to, else None."""
-    language = next((lang for prefix, lang in LANGUAGES.items() if name.startswith(prefix)), None)
+    language = language_of(name)
     inline = spec.get("inline", {})
     modules = spec.get("module", {})
     with_value = spec.get("with_value", {})

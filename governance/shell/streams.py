@@ -10,6 +10,7 @@ this module. May use ``shell.parser`` and, for types, ``shell.walk``.
 from __future__ import annotations
 
 from governance.shell.parser import ParseError, parse
+from governance.shell.words import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,9 +33,6 @@ def unescape(text: str) -> str:
         i += 1
     return "".join(out)
 
-
-def quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def output_of(an: Walk, cmd: Simple) -> str | None:

@@ -31,6 +31,11 @@ _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E"
 _SPECIAL_PARAMS = "@*#?-$!0123456789"
 
 
+def quote(word: str) -> str:
+    """``word`` single-quoted for a Bash command line."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
 class ParseError(Exception):
     """The command is not valid Bash (as far as this parser can tell)."""
 
