@@ -31,7 +31,15 @@ READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their 
 
 
 def _match(name: str, pattern: str) -> bool:
-    """``wildcard.match``, imported on first use: most calls (Read, Grep, Bash ...) never need it."""
+    """``wildcard.match``, imported only for a name that starts with the pattern's literal part
+    (what comes before its first ``*``, ``?`` or ``[``): most paths written share no prefix with
+    any protected pattern, and the module is never loaded."""
+    cut = min((k for k in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if k >= 0),
+              default=-1)
+    if cut < 0:
+        return name == pattern
+    if not name.startswith(pattern[:cut]):
+        return False
     from governance.policy.wildcard import match
 
     return match(name, pattern)

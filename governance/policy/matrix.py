@@ -41,7 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 9  # bump when the compiled form changes
+FORMAT = 11  # bump when the compiled form changes
 
 
 def _read(path: str) -> bytes | None:
@@ -86,7 +86,7 @@ def _memo_path(project_dir: str) -> str:
 
 def _read_cache(path: str) -> dict[str, Any] | None:
     try:
-        cached = marshal.loads(read_bytes(path))
+        cached = _read_framed(path)
     except (OSError, EOFError, ValueError, TypeError):
         return None
     if not isinstance(cached, dict):
@@ -96,7 +96,30 @@ def _read_cache(path: str) -> dict[str, Any] | None:
             cached[table] = LazyTable(cached[table])
         cached["decide"] = DecideTable(cached["decide"])
         cached["decide"].files = cached["rule_files"]
+        cached["decide"].path = path
     return cached
+
+
+def _read_framed(path: str) -> Any:
+    """The header of a cache file written by ``_framed``, without the bytes after it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        first = os.pread(fd, 65536, 0)
+        length = int.from_bytes(first[:4], "little")
+        head = first[4:4 + length]
+        if len(head) < length:
+            head += os.pread(fd, length - len(head), len(first))
+    finally:
+        os.close(fd)
+    if len(head) != length:
+        raise ValueError("the cache file is cut short")
+    return marshal.loads(head)
+
+
+def _framed(header: Any, blob: bytes = b"") -> bytes:
+    """A cache file: the header's length, the header, then bytes read only on demand."""
+    head = marshal.dumps(header)
+    return len(head).to_bytes(4, "little") + head + blob
 
 
 def load(project_dir: str) -> dict[str, Any]:
@@ -184,9 +207,10 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
     return result
 
 
-# Tables of the shell patterns whose entries stay marshalled until a command needs one: a Bash
-# call looks up a handful of names, and unmarshalling every entry costs more than its analysis.
-LAZY_TABLES = ("commands", "wrappers")
+# Tables of the shell patterns whose entries stay in the cache's bytes until a command needs one:
+# a Bash call looks up a handful of names, and unmarshalling every entry costs more than its
+# analysis (see ``_shell_bytes``).
+LAZY_TABLES = ("commands", "wrappers", "read_only")
 # The same for the matrix itself: a call needs one state's summary, one rule of that state's table
 # and one tool's mapping. ``decide`` is lazy twice (by state, then by primitive, with the rule's
 # file stored as an index into ``rule_files``); ``allowed_in`` is only read when a call is denied.
@@ -227,30 +251,60 @@ class RuleTable(LazyTable):
 
 
 class DecideTable(LazyTable):
-    """State -> RuleTable."""
+    """State -> RuleTable. Each state's rules stay in the cache file (a span after its header)
+    until a call in that state needs them: one state is read, not all."""
 
     files: list[str]
+    path: str
 
-    def _decode(self, value: bytes) -> Any:
-        table = RuleTable(marshal.loads(value))
+    def _decode(self, value: Any) -> Any:
+        start, end = value
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                data = os.pread(fd, end - start, start)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise ConfigError(f"the compiled matrix could not be read ({exc.strerror})",
+                              file=self.path, fix="retry; the next call compiles it again"
+                              ) from None
+        table = RuleTable(marshal.loads(data))
         table.files = self.files
         return table
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if type(value) is tuple:
+            value = self._decode(value)
+            dict.__setitem__(self, key, value)
+        return value
 
 
 def _marshalled(table: dict[str, Any]) -> dict[str, bytes]:
     return {key: marshal.dumps(value) for key, value in table.items()}
 
 
-def _store_core(value: dict[str, Any]) -> dict[str, Any]:
+def _store_core(value: dict[str, Any]) -> bytes:
+    """The core cache file: its tables, and after them each state's rules (``DecideTable``)."""
     files = list(dict.fromkeys([*value["files"], value["default_file"]]))
-    decide = {state: marshal.dumps({prim: marshal.dumps((*entry[:3], files.index(entry[3]),
-                                                         entry[4]))
-                                    for prim, entry in table.items()})
-              for state, table in value["decide"].items()}
     core = {k: (_marshalled(v) if k in LAZY_CORE else v) for k, v in value.items()}
-    core.update(format=FORMAT, decide=decide, rule_files=files,
-                allowed_in=marshal.dumps(value["allowed_in"]))
-    return core
+    head = marshal.dumps({**core, "decide": {}})   # the spans below shift it: measure first
+    states = [marshal.dumps({prim: marshal.dumps((*entry[:3], files.index(entry[3]), entry[4]))
+                             for prim, entry in table.items()})
+              for table in value["decide"].values()]
+    spans: dict[str, tuple[int, int]] = {}
+    while True:
+        offset = 4 + len(head)
+        for state, data in zip(value["decide"], states, strict=True):
+            spans[state] = (offset, offset + len(data))
+            offset += len(data)
+        core.update(format=FORMAT, decide=spans, rule_files=files,
+                    allowed_in=marshal.dumps(value["allowed_in"]))
+        framed = _framed(core, b"".join(states))
+        if int.from_bytes(framed[:4], "little") == len(head):
+            return framed
+        head = framed[4:4 + int.from_bytes(framed[:4], "little")]
 
 
 def allowed_states(compiled: dict[str, Any], primitive: str) -> list[str]:
@@ -272,24 +326,109 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     if shell is not True:
         return shell if isinstance(shell, dict) else None
     path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
+    loaded: Any
     try:
-        loaded = marshal.loads(read_bytes(path))
+        loaded = _read_shell(read_bytes(path))
     except (OSError, EOFError, ValueError, TypeError):
         default, override, config_hash = (
             accepted_sources(project_dir, compiled.get("seal")) if compiled.get("unaccepted")
             else read_sources(project_dir))
         loaded = rebuild(project_dir, default, override, config_hash,
                          cache_path(project_dir, config_hash)).get("shell")
+    return loaded if isinstance(loaded, dict) else None
+
+
+class IndexedTable:
+    """A read-only table over the shell cache's bytes: a name is found with one ``str.find`` in
+    a text index (``\nNAME\tSTART\tEND``), and its entry decoded on first use."""
+
+    __slots__ = ("blob", "decoded", "index", "missing")
+
+    def __init__(self, index: str, extra: dict[str, Any], blob: memoryview) -> None:
+        self.index = index
+        self.decoded = extra        # entries decoded so far, and names the index cannot hold
+        self.missing: set[str] = set()
+        self.blob = blob
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or key in self.missing:
+            return False
+        if key in self.decoded:
+            return True
+        index = self.index
+        at = index.find("\n" + key + "\t") if "\t" not in key and "\n" not in key else -1
+        if at < 0:
+            self.missing.add(key)
+            return False
+        _, start, end = index[at + 1:index.find("\n", at + 1)].split("\t")
+        self.decoded[key] = marshal.loads(self.blob[int(start):int(end)])
+        return True
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self:
+            return self.decoded[key]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> list[str]:
+        names = [line.split("\t", 1)[0] for line in self.index.split("\n") if line]
+        return list(dict.fromkeys([*names, *self.decoded]))
+
+    def __iter__(self) -> Any:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def items(self) -> list[tuple[str, Any]]:
+        return [(key, self[key]) for key in self.keys()]
+
+    def values(self) -> list[Any]:
+        return [self[key] for key in self.keys()]
+
+
+def _shell_bytes(shell: dict[str, Any]) -> bytes:
+    """The shell cache: the length of a header, the header (small tables; for each of
+    ``LAZY_TABLES`` a text index of its entries' spans), then the entries' marshalled bytes. A
+    Bash call decodes the header and the few entries its command names, not the whole file."""
+    chunks: list[bytes] = []
+    size = 0
+    header: dict[str, Any] = {}
+    for key, value in shell.items():
+        if key not in LAZY_TABLES or not isinstance(value, dict):
+            header[key] = value
+            continue
+        lines = [""]
+        extra = {}
+        for name, entry in value.items():
+            if "\t" in name or "\n" in name:
+                extra[name] = entry
+                continue
+            data = marshal.dumps(entry)
+            lines.append(f"{name}\t{size}\t{size + len(data)}")
+            chunks.append(data)
+            size += len(data)
+        header[key] = ("\n".join(lines) + "\n", extra)
+    head = marshal.dumps(header)
+    return len(head).to_bytes(4, "little") + head + b"".join(chunks)
+
+
+def _read_shell(data: bytes) -> dict[str, Any]:
+    length = int.from_bytes(data[:4], "little")
+    loaded = marshal.loads(data[4:4 + length])
     if not isinstance(loaded, dict):
-        return None
+        raise ValueError("the shell cache holds no table")
+    blob = memoryview(data)[4 + length:]
     for table in LAZY_TABLES:
-        if isinstance(loaded.get(table), dict):
-            loaded[table] = LazyTable(loaded[table])
+        if isinstance(loaded.get(table), tuple):
+            index, extra = loaded[table]
+            loaded[table] = IndexedTable(index, extra, blob)
     return loaded
-
-
-def _dump(path: str, value: Any) -> None:
-    replace_file(path, marshal.dumps(value))
 
 
 KEEP_CACHES = 3  # the matrix in force, the accepted one while a change waits, and one more
@@ -319,10 +458,8 @@ def write_cache(path: str, value: dict[str, Any]) -> None:
         core = value
         shell = value.get("shell")
         if isinstance(shell, dict):
-            stored = {k: (_marshalled(v) if k in LAZY_TABLES and isinstance(v, dict) else v)
-                      for k, v in shell.items()}
-            _dump(shell_cache_path(path), stored)
+            replace_file(shell_cache_path(path), _shell_bytes(shell))
             core = {**value, "shell": True}
-        _dump(path, _store_core(core) if "decide" in core else core)
+        replace_file(path, _store_core(core) if "decide" in core else _framed(core))
     except OSError:
         pass

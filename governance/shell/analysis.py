@@ -19,7 +19,7 @@ import os
 
 from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
-from governance.shell.resolver import resolve
+from governance.shell.resolver import plain, resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -147,6 +147,16 @@ class _Analysis:
         if key not in self.seen:
             self.seen.add(key)
             self.acts.append(Act(primitive, _clip(segment), reason))
+
+    def resolve(self, fields: list[str | None], globs: list[bool], raws: list[str], cmd: Simple,
+                seg: str, depth: int) -> None:
+        """Resolve an argument vector to the command that really runs (``shell.resolver``)."""
+        resolve(self, fields, globs, raws, cmd, seg, depth)
+
+    def plain(self, base: str, fields: list[str | None], raws: list[str], seg: str,
+              depth: int = 0, cmd: Simple | None = None) -> None:
+        """Match a command that wraps nothing against the patterns (``shell.resolver``)."""
+        plain(self, base, fields, raws, seg, depth, cmd)
 
     def unknown(self, segment: str, why: str) -> None:
         """Something only known at run time; destructive when the command's text looks it."""

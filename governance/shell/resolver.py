@@ -43,7 +43,9 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         forms = name_forms(first)
         name = lookup_name(forms, shell.get("wrappers", {}))
         if name is not None:
-            start = _unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth)
+            from governance.shell import wrapper
+
+            start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth)
             if start is None:
                 return
             if start > 0:
@@ -51,22 +53,30 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 globs = (globs[start:] + [False] * len(fields))[:len(fields)]
                 continue
         if lookup_name(forms, shell.get("shells", {})) is not None:
-            _shell(an, base, fields, raws, cmd, seg, depth)
+            from governance.shell import script
+
+            script.shell(an, base, fields, raws, cmd, seg, depth)
             return
         name = lookup_name(forms, shell.get("evaluators", {}))
         if name is not None:
-            _evaluator(an, shell["evaluators"][name], base, fields, raws, cmd, seg, depth)
+            from governance.shell import script
+
+            script.evaluator(an, shell["evaluators"][name], base, fields, raws, cmd, seg, depth)
             return
         name = lookup_name(forms, shell.get("interpreters", {}))
         if name is not None:
-            mapped = _interpreter(an, shell["interpreters"][name], name, base, fields, raws, cmd,
-                                  seg, depth)
+            from governance.shell import interpreter
+
+            mapped = interpreter.interpret(an, shell["interpreters"][name], name, base, fields,
+                                           raws, cmd, seg, depth)
             if mapped is None:
                 return
             fields, globs, raws = mapped, [False] * len(mapped), [str(f) for f in mapped]
             continue
         if base in shell.get("finders", {}):
-            _find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
+            from governance.shell import wrapper
+
+            wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
             from governance.shell.programs import git_config
@@ -75,12 +85,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             if aliased is not None:
                 fields, raws = aliased, [str(f) for f in aliased]
                 globs = [False] * len(fields)
-        _plain(an, base, fields, raws, seg, depth, cmd)
+        plain(an, base, fields, raws, seg, depth, cmd)
         return
     an.unknown(seg, "too many wrappers around the command")
 
 
-def _plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
            depth: int = 0, cmd: Simple | None = None) -> None:
     shell = an.shell
     first = str(fields[0])
@@ -109,7 +119,9 @@ def _plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: 
                 elif value.startswith(prefix):
                     an.script(value[len(prefix):], depth + 1, seg)
         if spec.get("program") and cmd is not None and not argv.values.get("-f"):
-            _stdin(an, base, cmd, seg, depth)             # at now <<< CMD
+            from governance.shell import script
+
+            script.stdin_program(an, base, cmd, seg, depth)             # at now <<< CMD
         for option in spec.get("recipes", ()):              # make -f FILE, just --justfile FILE
             for value, _raw in argv.values.get(option, ()):
                 text = an.stdin_text(cmd)[1] if value == "-" and cmd is not None else \
@@ -157,7 +169,9 @@ def _plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: 
     elif name is not None:
         an.add("shell-execute", seg, f"{base} runs a program")
     elif "/" in first and an.file_text(first) is not None:
-        _program(an, str(an.file_text(first)), None, seg, depth)
+        from governance.shell import script
+
+        script.program(an, str(an.file_text(first)), None, seg, depth)
     elif "/" in first and an.wrote(first):
         an.unknown(seg, f"{raws[0]} was written earlier in this command with content known "
                         "only at run time")
@@ -166,7 +180,7 @@ def _plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: 
         _carried(an, fields, raws, seg, depth, cmd)
 
 
-# git configuration given on the command line whose value runs a command
+# awk is read here, not with the interpreters: it is the filter most pipelines hold
 AWKS = ("awk", "gawk", "mawk", "nawk", "busybox-awk")
 
 
@@ -180,7 +194,9 @@ def _awk(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: st
     while i < n:
         arg = fields[i]
         if arg in ("-f", "--file"):
-            _script_file(an, base, fields[i + 1] if i + 1 < n else None,
+            from governance.shell import script
+
+            script.script_file(an, base, fields[i + 1] if i + 1 < n else None,
                          raws[i + 1] if i + 1 < n else "", seg, depth, "awk")
             program = None
             i += 2
@@ -252,355 +268,3 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             words = text.split()
             if any(known_name(shell, w.strip("'\"();")) for w in words):
                 an.script(text, depth + 1, seg)
-
-
-
-def _unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
-            raws: list[str], seg: str, depth: int) -> int | None:
-    """Index of the wrapped command in ``fields``; None when handled here; -1: not a wrapper."""
-    i = 1
-    n = len(fields)
-    after = spec.get("after")
-    if after is not None:
-        while i < n and fields[i] is not None and str(fields[i]).startswith("-"):
-            i += 1
-        if i >= n or fields[i] not in after:
-            return -1
-        i += 1
-    query = spec.get("query_flags", {})
-    if spec.get("primitive") and not (query and any(f in query for f in fields[1:] if f)):
-        an.add(spec["primitive"], seg, spec["reason"])
-    with_value = spec.get("with_value", {})
-    string_opts = spec.get("string_options", {})
-    skip = spec.get("skip", 0)
-    stop = spec.get("stop", {})
-    seen: list[str] = []
-    while i < n:
-        arg = fields[i]
-        if arg is None:
-            head = raws[i].split("=", 1)[0]
-            if spec.get("assignments") and "=" in raws[i] and head.isidentifier():
-                i += 1
-                continue
-            if skip:                      # ssh "$HOST" CMD: the host may be unknown
-                skip -= 1
-                i += 1
-                continue
-            break
-        if arg == "--":
-            i += 1
-            break
-        if arg == "-" and spec.get("string_options"):   # su - root -c CMD: a login shell
-            i += 1
-            continue
-        if arg in string_opts or (arg[:1] == "-" and arg[1:2] != "-" and len(arg) > 2 and
-                                  "-" + arg[-1] in string_opts):   # bundled: script -qc CMD
-            text = fields[i + 1] if i + 1 < n else ""
-            _string(an, text, raws[i + 1] if i + 1 < n else "", base, seg, depth)
-            return None
-        if arg.startswith("-") and len(arg) > 1 and not spec.get("no_options"):
-            if arg in query or arg in an.shell.get("harmless_flags", ()):
-                an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
-                return None
-            seen.append(arg)
-            i += 1 + int(with_value.get(arg, 0))
-            continue
-        if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
-            i += 1
-            continue
-        if skip:
-            skip -= 1
-            i += 1
-            continue
-        break
-    if spec.get("no_argv"):
-        for k in range(i, n):     # su root -c CMD: the string option may follow the user
-            if fields[k] in string_opts:
-                _string(an, fields[k + 1] if k + 1 < n else "", raws[k + 1] if k + 1 < n
-                        else "", base, seg, depth)
-                break
-        return None
-    end = n
-    for j in range(i, n):
-        if fields[j] in stop:
-            end = j
-            break
-    if i >= end:
-        default = spec.get("default")
-        if default:
-            _plain(an, default, [default], [default], seg)
-        elif not spec.get("primitive"):
-            an.add("shell-read", seg, f"{base} runs no command")
-        return None
-    replaces = any(o in ("-I", "-i", "--replace") or o.startswith(("-I", "--replace="))
-                   for o in seen)          # xargs -I{}: arguments replace {}, none are added
-    if spec.get("string"):
-        words = fields[i:end]
-        if any(w is None for w in words):
-            an.unknown(seg, f"{base} runs a command known only at run time")
-        else:
-            text = " ".join(str(w) for w in words)
-            if spec.get("appends") and not replaces:
-                text += ' "$__input"'            # arguments read at run time
-            an.script(text, depth + 1, seg)
-        return None
-    if end < n:
-        del fields[end:]
-        del raws[end:]
-    if spec.get("appends") and not replaces:
-        fields.append(None)                   # xargs adds arguments read at run time
-        raws.append("(arguments read from standard input)")
-    return i
-
-
-def _string(an: Walk, text: str | None, raw: str, base: str, seg: str, depth: int) -> None:
-    if text is None:
-        an.unknown(seg, f"{base} runs a string known only at run time ({raw})")
-    elif text:
-        an.script(text, depth + 1, seg)
-
-
-def _shell(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: Simple,
-           seg: str, depth: int) -> None:
-    i = 1
-    n = len(fields)
-    inline = stdin = False
-    while i < n:
-        arg = fields[i]
-        if arg is None:
-            break
-        if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if arg == "--" or arg == "-":
-            i += 1
-            break
-        if arg[:1] in "-+" and len(arg) > 1:
-            if not arg.startswith("--") and "c" in arg[1:]:
-                inline = True
-            if not arg.startswith("--") and "s" in arg[1:]:
-                stdin = True              # bash -s ARGS: the program comes from stdin
-            i += 1
-            continue
-        break
-    if inline:
-        if i < n:
-            _string(an, fields[i], raws[i], f"{base} -c", seg, depth)
-        return
-    if i < n and fields[i] not in STDIN_PATHS and not stdin:
-        _script_file(an, base, fields[i], raws[i], seg, depth)
-        return
-    _stdin(an, base, cmd, seg, depth)
-
-
-STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-# interpreter name -> the language ``shell.inline`` reads
-LANGUAGES = {"python": "python", "pypy": "python", "node": "node", "bun": "node", "deno": "node",
-             "perl": "perl", "ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua"}
-
-
-def language_of(name: str) -> str | None:
-    """The language ``shell.inline`` reads for an interpreter's name (``python3.12`` -> python)."""
-    return next((lang for prefix, lang in LANGUAGES.items() if name.startswith(prefix)), None)
-
-
-def _script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
-                 depth: int = 0, language: str | None = None) -> None:
-    """A script run from a file: a file written earlier in the same command is read as what it
-    is (shell commands, or code of ``language``); any other file is ``shell-execute``."""
-    text = an.file_text(value)
-    if text is not None:
-        _program(an, text, language, seg, depth)
-        return
-    if value is not None and (value.startswith("/dev/fd/") or value.startswith("/proc/")):
-        an.unknown(seg, f"{base} runs a program from {raw}, whose content is produced at run "
-                        "time")
-        return
-    if an.wrote(value):
-        an.unknown(seg, f"{base} runs {raw}, written earlier in this command with content "
-                        "known only at run time")
-        return
-    an.add("shell-execute", seg, f"{base} runs the script {raw}")
-    if an.protected(value, raw):
-        an.add("governance-admin", seg, f"{raw} is a governance script: ask the user to run it "
-               "from a terminal")
-
-
-def _program(an: Walk, text: str, language: str | None, seg: str, depth: int) -> None:
-    """A program whose text is known: shell commands, or code (by ``language`` or its #! line)."""
-    if language is None and text.startswith("#!"):
-        line = text.split("\n", 1)[0]
-        words = line[2:].split()
-        name = (words[1] if words and words[0].endswith("/env") and len(words) > 1
-                else words[0] if words else "").rsplit("/", 1)[-1]
-        language = language_of(name)
-    if language is None:
-        an.script(text, depth + 1, seg)
-    else:
-        an.inline(language, text, seg, depth)
-
-
-def _stdin(an: Walk, base: str, cmd: Simple, seg: str, depth: int,
-           language: str | None = None) -> None:
-    """A shell (``language`` None) or interpreter that reads its program from standard input:
-    a literal program (heredoc, here-string, echo/printf piped in, a file written earlier) is
-    analysed as what it is; one produced at run time (a decoder, a variable, a download) is
-    ``shell-unknown``."""
-    kind, text = an.stdin_text(cmd)
-    what = "commands" if language is None else f"{language} code"
-    if kind == "literal" and text is not None:
-        _program(an, text, language, seg, depth)
-    elif kind == "opaque":
-        an.unknown(seg, f"{base} runs {what} fed to it at run time, which cannot be read "
-                        "before it runs")
-    elif kind == "file":
-        _script_file(an, base, text, str(text), seg, depth, language)
-    else:
-        an.add("code-exec", seg, f"{base} runs {what} read from standard input")
-
-
-def _evaluator(an: Walk, kind: str, base: str, fields: list[str | None], raws: list[str],
-               cmd: Simple, seg: str, depth: int) -> None:
-    args = fields[1:]
-    if kind == "eval":
-        if any(a is None for a in args):
-            an.unknown(seg, f"{base} runs a string known only at run time")
-        else:
-            an.script(" ".join(str(a) for a in args), depth + 1, seg)
-    elif kind == "trap":
-        if args and args[0] is None:
-            an.unknown(seg, "trap runs a string known only at run time")
-        elif args and args[0] and args[0] != "-" and not args[0].startswith("-"):
-            an.script(args[0], depth + 1, seg)
-        an.add("shell-read", seg, "trap registers a handler")
-    elif kind == "alias":
-        for arg in args:
-            if arg and "=" in arg:
-                an.script(arg.split("=", 1)[1], depth + 1, seg)
-        an.add("shell-read", seg, "alias defines a command name")
-    elif args and args[0] in STDIN_PATHS:
-        _stdin(an, base, cmd, seg, depth)
-    elif args:
-        _script_file(an, base, args[0], raws[1], seg, depth)
-    else:
-        an.add("shell-read", seg, f"{base} without a file does nothing")
-
-
-PRELOAD = ("-M", "-m", "-r", "--require")
-
-
-def _short_option(arg: str, inline: dict[str, Any], with_value: dict[str, Any]
-                  ) -> tuple[str | None, str]:
-    """The first letter of a short-option bundle that takes code or a value (``-pe`` -> e,
-    ``-MLWP::Simple`` -> M), with what is attached after it."""
-    if arg.startswith("--") or len(arg) < 2:
-        return None, ""
-    for k in range(1, len(arg)):
-        option = "-" + arg[k]
-        if option in inline or option in with_value:
-            return arg[k], arg[k + 1:]
-    return None, ""
-
-
-def _interpreter(an: Walk, spec: dict[str, Any], name: str, base: str,
-                 fields: list[str | None], raws: list[str], cmd: Simple, seg: str,
-                 depth: int) -> list[str | None] | None:
-    """Handle ``python -c`` & co.; returns the argv a ``-m module`` maps to, else None."""
-    language = language_of(name)
-    inline = spec.get("inline", {})
-    modules = spec.get("module", {})
-    with_value = spec.get("with_value", {})
-    i = 1
-    n = len(fields)
-    preload: list[str] = []   # perl -MLWP::Simple, ruby -rnet/http, node -r MODULE
-    while i < n:
-        arg = fields[i]
-        if arg is None or arg == "-" or not arg.startswith("-"):
-            break
-        if arg == "--":
-            i += 1
-            break
-        if arg in with_value:
-            if arg in PRELOAD and i + 1 < n and fields[i + 1]:
-                preload.append(str(fields[i + 1]))
-            i += 2
-            continue
-        letter, attached = _short_option(arg, inline, with_value)
-        if letter is not None and "-" + letter not in inline:     # -MLWP::Simple: a value
-            if "-" + letter in PRELOAD and attached:
-                preload.append(attached)
-            i += 1 if attached else 2
-            continue
-        if arg in inline or letter is not None:
-            attached = "" if arg in inline else attached
-            code = attached or (fields[i + 1] if i + 1 < n else "")
-            if code is None:
-                an.unknown(seg, f"{base} {arg} runs code known only at run time")
-            elif language is not None and code:
-                if preload:
-                    from governance.shell.programs import preloaded
-
-                    code = preloaded(language, preload) + code
-                an.inline(language, code, seg, depth)
-            else:
-                an.add("code-exec", seg, f"{base} {arg} runs inline code")
-            if language in ("perl", "ruby") and any(
-                    f is not None and f[:1] == "-" and f[1:2] != "-" and "i" in f[1:]
-                    for f in fields[1:i + 1]):
-                after = i + (1 if attached else 2)
-                for k in range(after, n):   # perl -pi -e CODE FILES edits the files in place
-                    if fields[k] is None or not str(fields[k]).startswith("-"):
-                        an.target(fields[k], raws[k], seg, "file-write",
-                                  f"{base} -i edits {raws[k]} in place")
-            return None
-        if arg in modules or (arg[:2] in modules and len(arg) > 2 and not arg.startswith("--")):
-            module = arg[2:] if arg not in modules else (fields[i + 1] if i + 1 < n else None)
-            rest = fields[i + 1:] if arg not in modules else fields[i + 2:]
-            mapped = an.shell.get("modules", {}).get(module or "")
-            if mapped is None and module:
-                mapped = an.shell.get("modules", {}).get(module.split(".", 1)[0])
-            if mapped is not None:
-                return [mapped, *rest]
-            an.add("shell-execute", seg, f"{base} runs the module {module}")
-            return None
-        i += 1
-    if i < n and fields[i] != "-" and fields[i] not in STDIN_PATHS:
-        word = str(fields[i])
-        if "/" not in word and "." not in word and lookup_name(
-                name, an.shell.get("commands", {})) is not None:
-            _plain(an, base, fields, raws, seg, depth)  # bun add x, deno install y
-            return None
-        _script_file(an, base, fields[i], raws[i], seg, depth, language or "code")
-        return None
-    _stdin(an, base, cmd, seg, depth, language or "code")
-    return None
-
-
-def _find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
-          raws: list[str], cmd: Simple, seg: str, depth: int) -> None:
-    """``find``: its own tests and actions, plus the commands its ``-exec`` actions run."""
-    execs = spec.get("exec", {})
-    own: list[str | None] = [fields[0]]
-    own_raws = [raws[0]]
-    i = 1
-    n = len(fields)
-    root = fields[1] if n > 1 and fields[1] and fields[1][:1] not in "-(!" else "."
-    named = next((fields[k + 1] for k in range(1, n - 1)
-                  if fields[k] in ("-name", "-iname", "-path") and fields[k + 1]
-                  and not any(c in str(fields[k + 1]) for c in "*?[")), None)
-    found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
-    while i < n:
-        arg = fields[i]
-        if arg in execs:
-            j = i + 1
-            while j < n and fields[j] not in (";", "+"):
-                j += 1
-            if j > i + 1:
-                run = [found if f == "{}" else f for f in fields[i + 1:j]]
-                resolve(an, run, globs[i + 1:j], raws[i + 1:j], cmd, seg, depth)
-            i = j + 1
-            continue
-        own.append(arg)
-        own_raws.append(raws[i])
-        i += 1
-    _plain(an, str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)

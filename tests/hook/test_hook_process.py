@@ -194,7 +194,8 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
 # says the sources hold none, the hook does not load them).
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",
               "governance.decisions.condition"}
-WILDCARD = {"governance.policy.wildcard"}  # only for a path to check against the protected globs
+# A Write of an ordinary file shares no literal prefix with any protected glob (.claude/...): the
+# glob matcher (governance.policy.wildcard) is not loaded for it.
 # A PostToolUse call maps the tool and reads the state: no decision, no acts, no answer to give.
 POST_PATH = HOT_PATH - {"governance.policy.decision", "governance.shell", "governance.hook.answer"}
 SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
@@ -212,7 +213,7 @@ STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipi
     ("PostToolUseFailure-Bash.json", POST_PATH | {"governance.hook.answer"}, False),  # clips the error
     ("PreToolUse-Read.json", HOT_PATH | GUARDRAILS, True),
     ("PreToolUse-WebFetch.json", HOT_PATH, True),  # denied by the matrix: no guardrail to ask
-    ("PreToolUse-Write.json", HOT_PATH | WILDCARD, False),
+    ("PreToolUse-Write.json", HOT_PATH, False),
     ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH, False)])
 def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str],
                                          guarded: bool) -> None:

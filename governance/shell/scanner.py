@@ -1,0 +1,297 @@
+"""The scanner for inline Node, Perl, Ruby, PHP, awk and Lua code (see ``shell.inline``): a lexer
+turns literals into tokens, then the idioms of ``_RULES`` are matched on the result. ``re`` is
+imported only when there is code to scan.
+"""
+
+from __future__ import annotations
+
+from governance.shell.finding import LABEL, MAX_DEPTH, Finding, apply, file, run_cmd, words
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.shell.finding import Item
+
+_LEX = {  # the constructs opening literals and comments; interpolation in non-plain quotes; block end
+    "node": (r"(?P<bc>/\*)|(?P<lc>//)|(?P<q>['\"`])|(?P<re>/)", r"\$\{", "*/"),
+    "perl": (r"(?P<lc>(?<![$\\])#)|(?P<q>['\"`])|(?P<re>/)|(?P<ql>(?<![\w$@%&>:-])(?:q[qxwr]?|m|s|tr|y)"
+             r"(?=[/|!#{(\[<'\"~^%:@+]))", r"(?<!\\)[$@][\w{:$]", ""),
+    "ruby": (r"(?P<bc>^=begin\b)|(?P<lc>#)|(?P<q>['\"]|(?<!:)`)|(?P<re>/)|(?P<ql>(?<![\w)\]}])%[qQwWiIxs]?"
+             r"(?=[^\w\s]))", r"(?<!\\)#[{@$]", "\n=end"),
+    "php": (r"(?P<bc>/\*)|(?P<lc>//|#)|(?P<q>['\"`])", r"(?<!\\)\$[\w{]|\{\$", "*/"),
+    "awk": (r"(?P<lc>#)|(?P<q>\")|(?P<re>/)", "", ""),
+    "lua": (r"(?P<long>(?:--)?\[=*\[)|(?P<lc>--)|(?P<q>['\"])", "", ""),
+}
+_OPS = {  # a quote: p plain (no interpolation), x a command, w a word list, r a pattern (no value)
+    "'": "p", "`": "x", "q": "p", "qx": "x", "qw": "pw", "qr": "r", "m": "r", "s": "r", "tr": "r", "y": "r",
+    "/": "r", "%q": "p", "%x": "x", "%w": "pw", "%W": "w", "%i": "pw", "%I": "w", "%s": "p"}
+_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_PREFIX = {"<P>": r"(?<![\w$@%&>:])", "<R>": r"(?<![\w.:@$])", "<H>": r"(?<![\w$>:])"}
+_RULES = {  # kind pattern: a match ends where the call's arguments start
+    "node": r"""cmd (?<![\w$])(?:execSync|exec)(?=\s*\()
+argv (?<![\w$])(?:spawnSync|spawn|execFileSync|execFile)(?=\s*\()
+eval (?<![\w$.])(?:eval|Function)(?=\s*\()|\bvm\.(?:runIn\w*Context|compileFunction|Script)\b
+require (?<![\w$.])(?:require|import)(?=\s*\()|\b(?:from|import)(?=\s*\x00)
+unknown \bprocess\.(?:binding|dlopen|_linkedBinding)\b
+cpref (?<![\w$])(?:execSync|exec|spawnSync|spawn|execFileSync|execFile)\b(?!\s*[(,}])
+cpref \[[^\[\]\n]*\]\s*(?=\()
+net (?<![\w$])fetch(?=\s*\()|\bXMLHttpRequest\b|\bWebSocket\b
+net \b(?:https?|http2|net|tls|dgram)\.(?:get|request|connect|createConnection|createSocket)\b
+write (?<![\w$])(?:writeFileSync|appendFileSync|createWriteStream|truncateSync|mkdirSync|chmodSync)\b
+write \.(?:writeFile|appendFile|truncate|mkdir|chmod)\b
+move (?<![\w$])renameSync\b|\.rename\b
+copy (?<![\w$])(?:copyFileSync|cpSync|symlinkSync|linkSync)\b|\.(?:copyFile|cp|symlink)\b
+rm (?<![\w$])(?:unlinkSync|rmdirSync|rmSync)\b|\.(?:unlink|rmdir|rm)\b
+destroy (?<![\w$.])rimraf(?:\.sync)?(?=\s*\()
+open (?<![\w$])openSync\b|\bfs\.open\b""",
+    "perl": r"""list <P>(?:CORE::)?(?:system|exec)\b(?!\s*(?:=>|\}))
+cmd <P>readpipe\b
+perlopen <P>open\b
+eval <P>eval\b(?!\s*\{)
+dels <P>(?:unlink|rmdir)\b
+destroy <P>(?:File::Path::)?(?:rmtree|remove_tree)\b
+move <P>(?:File::Copy::)?(?:move|mv)\b|<P>rename\b
+copy <P>(?:File::Copy::)?(?:copy|cp)\b|<P>(?:symlink|link)\b
+write <P>(?:mkdir|truncate)\b
+net \b(?:LWP|HTTP::Tiny|IO::Socket|Net::(?:HTTP|FTP|SMTP|Ping|SSH2?|Telnet|POP3|IMAP\w*)|Socket)\b
+net \b(?:Mojo::UserAgent|WWW::Mechanize)\b|<P>socket(?=\s*\()""",
+    "ruby": r"""list (?:\b(?:Kernel|Process)\.|<R>)(?:system|exec|spawn)\b(?![?!:])
+cmd \bIO\.popen\b
+list \bPTY\.spawn\b|\bOpen3\.\w+
+pipe (?:\bKernel\.|<R>)open\b|\bIO\.(?:read|readlines|foreach|write|binread)\b
+open (?:\bKernel\.|<R>)open\b|\bFile\.(?:open|new)\b
+eval (?:(?<![\w:@$])(?:instance_eval|class_eval|module_eval)|<R>eval)\b(?!\s*(?:\{|do\b))
+unknown \b(?:__send__|public_send|send|method)\s*\(?\s*:(?:system|exec|spawn|eval|popen|open|`)
+destroy \bFileUtils\.(?:rm_rf|rm_r|rmtree|remove_dir|remove_entry(?:_secure)?)\b
+del \b(?:File|Dir)\.(?:delete|unlink|rmdir)\b|\bFileUtils\.(?:rm|rm_f|rmdir|remove|remove_file)\b
+write \b(?:File|IO)\.(?:write|binwrite)\b|\bFileUtils\.(?:touch|mkdir_p|mkdir|makedirs)\b|\bDir\.mkdir\b
+move \bFile\.rename\b|\bFileUtils\.(?:mv|move)\b
+copy \bFileUtils\.(?:cp|copy|cp_r|ln|ln_s|ln_sf|install|copy_file)\b|\bFile\.(?:symlink|link)\b
+net \b(?:Net::(?:HTTP|FTP|SMTP|Telnet|SSH|POP3|IMAP)|URI\.open|TCPSocket|UDPSocket|Socket)\b
+net \b(?:HTTParty|Faraday|RestClient|Excon|Typhoeus)\b
+require <R>require\b""",
+    "php": r"""cmd <H>(?:system|exec|shell_exec|passthru|popen|proc_open)(?=\s*\()
+argv <H>pcntl_exec(?=\s*\()
+eval <H>(?:eval|assert)(?=\s*\()
+unknown <H>create_function(?=\s*\()
+phpcall <H>(?:call_user_func(?:_array)?|forward_static_call(?:_array)?|array_map|array_walk|usort)(?=\s*\()
+phpcall <H>register_shutdown_function(?=\s*\()
+phpvar \$\w+(?=\s*\()
+net <H>(?:curl_init|curl_exec|fsockopen|pfsockopen|stream_socket_client|socket_connect)(?=\s*\()
+net <H>(?:ftp_connect|ftp_ssl_connect|mail|get_headers|dns_get_record)(?=\s*\()
+url <H>(?:file_get_contents|fopen|file|readfile|copy|simplexml_load_file)(?=\s*\()
+del <H>(?:unlink|rmdir)(?=\s*\()
+phprec \bRecursiveDirectoryIterator\b
+write <H>(?:file_put_contents|touch|mkdir|chmod|chown|chgrp)(?=\s*\()
+open <H>fopen(?=\s*\()
+move <H>rename(?=\s*\()
+copy <H>(?:copy|symlink|link)(?=\s*\()""",
+    "awk": r"""cmd (?<![\w$])system(?=\s*\()""",
+    "lua": r"""cmd \b(?:os\.execute|io\.popen)\b
+del \bos\.remove\b
+move \bos\.rename\b
+open \bio\.open\b
+eval (?<![\w.:])(?:loadstring|load)\b
+unknown (?<![\w.:])(?:dofile|loadfile)\b|\bpackage\.loadlib\b|\bffi\.C\b|\b(?:os|io)\s*\[
+require (?<![\w.:])require\b
+net \b(?:socket\.(?:http|tcp|udp|connect|dns)|http\.request|ssl\.https)\b"""}
+_NET_MODULES = words("http https http2 net tls dgram axios node-fetch undici got request ws superagent "
+                      "needle open-uri net/http net/https net/ftp net/smtp socket httparty faraday "
+                      "rest-client excon socket.http ssl.https http.request copas.http")
+_PHP_SHELL = words("system exec shell_exec passthru popen proc_open pcntl_exec")
+
+
+def findings(lang: str, code: str, depth: int = 0) -> list[Finding]:
+    """What ``lang`` code does beyond computing; ``depth`` counts code evaluated by code."""
+    if depth > MAX_DEPTH:
+        return [Finding("shell-unknown", f"the {LABEL[lang]} code nests evaluated code too deeply")]
+    try:
+        return _scan(lang, code, depth)
+    except RecursionError:
+        return [Finding("shell-unknown", f"the {LABEL[lang]} code is nested too deeply to read")]
+
+
+def _scan(lang: str, code: str, depth: int) -> list[Finding]:
+    import re
+
+    text, lits = _lex(lang, code)
+    label, out = LABEL[lang], list[Finding]()
+    gate = lang != "node" or "child_process" in text or any(v and "child_process" in v for v in lits)
+    closures = set(re.findall(r"(\$\w+)\s*=\s*(?:static\s+)?(?:function|fn)\b", text))
+    for line in _RULES[lang].splitlines():
+        kind, pattern = line.split(" ", 1)
+        for key, prefix in _PREFIX.items():
+            pattern = pattern.replace(key, prefix)
+        for m in re.finditer(pattern, text, re.M):
+            items, end = _items(text, m.end(), lits)
+            first = items[0] if items else None
+            if kind == "require":
+                kind_ = "unknown" if not isinstance(first, str) else \
+                    "net" if first.removeprefix("node:") in _NET_MODULES else ""
+            elif kind == "phpcall":           # call_user_func('system', ..)
+                kind_ = "unknown" if first in _PHP_SHELL else ""
+            elif kind == "phpvar":            # $f(..): unknown unless $f = function/fn
+                kind_ = "" if m.group() in closures else "unknown"
+            elif kind == "rm":
+                kind_ = "destroy" if "recursive" in text[m.end():end] else "del"
+            elif kind == "url":
+                kind_ = "net" if str(first).lower().startswith(("http:", "https:", "ftp:", "ftps:")) else ""
+            elif kind == "phprec":
+                kind_ = "destroy" if re.search(_PREFIX["<H>"] + r"(?:unlink|rmdir)\s*\(", text) else ""
+                items = []
+            elif kind == "pipe":              # open("|cmd")
+                kind_, items = ("cmd" if str(first).startswith("|") else ""), [str(first)[1:]]
+            elif kind == "perlopen":
+                kind_, items = _perl_open(items)
+            else:
+                kind_ = "" if kind in ("cmd", "argv", "list", "cpref") and not gate else \
+                    "unknown" if kind == "cpref" else kind
+            apply(out, kind_, items, f"the {label} code calls {m.group().strip()}",
+                  lambda code: findings(lang, code, depth + 1))
+    for m in re.finditer(r"\x01(\d+)\x01", text):
+        run_cmd(out, lits[int(m.group(1))], f"the {label} code runs a command in backticks")
+    if lang == "awk":
+        _awk(out, text, lits)
+    return out
+
+
+def _perl_open(items: list[Item]) -> tuple[str, list[Item]]:
+    """open(F, MODE, TARGET, ...) or open(F, EXPR): the kind and arguments of what it does."""
+    mode = items[1] if len(items) > 1 else ""
+    if not isinstance(mode, str):
+        return "unknown", []
+    if len(items) > 2:
+        writes = mode.strip()[:1] in (">", "+")
+        return ("list", items[2:]) if "|" in mode else ("write", items[2:3]) if writes else ("", [])
+    spec = mode.strip()
+    if spec[:1] == "|" or (spec[-1:] == "|" and spec not in ("-|", "|-")):
+        return "cmd", [spec.strip("|").strip()]
+    writes = spec[:1] == ">" or spec[:2] in ("+<", "+>")
+    return ("write", [spec.lstrip("+<>").strip()]) if writes else ("", [])
+
+
+def _awk(out: list[Finding], text: str, lits: list[str | None]) -> None:
+    import re
+
+    for m in re.finditer(r"(?<!\|)\|&?\s*getline\b", text):    # "cmd" | getline: a literal operand
+        before = text[max(0, m.start() - 99):m.start()].rstrip()
+        tok = re.search(r"\x00(\d+)\x00$", before)
+        literal = tok and not re.search(r"[\w$)\]\x00]\s*$", before[:tok.start()])
+        run_cmd(out, lits[int(tok.group(1))] if tok and literal else None,
+                 "the awk program reads the output of a command")
+    for m in re.finditer(r"(?<![\w$])printf?\b", text):        # print ... | "cmd", print ... > "file"
+        statement, depth = re.split(r"[;\n}]", text[m.end():m.end() + 500], maxsplit=1)[0], 0
+        for j, c in enumerate(statement):
+            depth += (c in "([") - (c in ")]")
+            if depth == 0 and c in "|>" and "|" not in (statement[j + 1:j + 2], statement[j - 1:j]):
+                value = _value(statement[j + 1:].lstrip(">&"), lits)
+                if c == ">":
+                    file(out, "write", value, "the awk program writes to a file")
+                elif not (value or "").startswith("/inet"):
+                    run_cmd(out, value, "the awk program pipes its output to a command")
+                break
+    if any(v and "/inet" in v for v in lits):
+        out.append(Finding("web-fetch", "the awk program opens a network connection (/inet)"))
+
+
+def _lex(lang: str, code: str) -> tuple[str, list[str | None]]:
+    """``code`` without comments, each literal replaced by ``\\0N\\0`` (a command by ``\\1N\\1``, a
+    word list by ``[\\0N\\0,...]``), and the literals' values (None: run-time)."""
+    import re
+
+    opener, interp, block_end = _LEX[lang]
+    out, lits, last, i = list[str](), list[str | None](), "", 0
+
+    def token(value: str | None, flags: str) -> str:
+        if "w" in flags:
+            return "[" + ",".join(token(w, "") for w in (value or "").split()) + "]"
+        lits.append(value)
+        mark = "\x01" if "x" in flags and lang != "node" else "\x00"
+        return f"{mark}{len(lits) - 1}{mark}"
+
+    while (m := re.compile(opener, re.M).search(code, i)) is not None:
+        chunk, kind, op, i = code[i:m.start()], m.lastgroup, m.group(), m.end()
+        out.append(chunk)
+        last = chunk.rstrip()[-1:] or last
+        if kind in ("bc", "lc"):
+            j = code.find(block_end if kind == "bc" else "\n", i)
+            i = len(code) if j < 0 else j + (len(block_end) if kind == "bc" else 0)
+        elif kind == "long":                  # Lua [[...]], [==[...]==], --[[ comment ]]
+            close = "]" + "=" * op.count("=") + "]"
+            j = code.find(close, i) % (len(code) + 1)
+            out.append("" if op[0] == "-" else token(code[i:j], "p"))
+            i = j + len(close)
+        elif kind == "re" and not (last in "(,=:;!&|?{}[~+-*%<>^" or re.search(
+                r"(?<![\w$])(?:split|grep|if|unless|and|or|not|return|when|while|map)\s*$",
+                code[max(0, m.start() - 12):m.start()])):
+            out.append(op)                    # a division, not a pattern
+            last = op
+            continue
+        else:
+            delim, i = (code[i:i + 1], i + 1) if kind == "ql" else (op, i)
+            raw, i = _delimited(code, i, delim)
+            if op in ("s", "tr", "y"):        # s/a/b/flags, s{a}{b}flags
+                if delim in _PAIRS:
+                    i = len(code) - len(code[i:].lstrip())
+                    delim, i = code[i:i + 1], i + 1
+                second, i = _delimited(code, i, delim)
+                modifiers = re.match(r"[a-z]*", code[i:])
+                if op == "s" and modifiers and "e" in modifiers.group():    # s/../code/e runs the code
+                    code = code[:i] + ";" + second + ";" + code[i + modifiers.end():]
+            flags = _OPS.get(op, "")
+            live = "p" not in flags and interp and re.search(interp, raw)
+            out.append(token(None if "r" in flags or live else _unescape(raw, "p" in flags), flags))
+        last = "\x00"
+    out.append(code[i:])
+    return "".join(out), lits
+
+
+def _delimited(code: str, i: int, delim: str) -> tuple[str, int]:
+    """The text from ``i`` to the closing ``delim`` (nesting when it is a bracket), and the end."""
+    close, depth, j = _PAIRS.get(delim, delim), 0, i
+    while j < len(code):
+        c = code[j]
+        if c == close and depth == 0:
+            return code[i:j], j + 1
+        depth += (c == delim and close != delim) - (c == close)
+        j += 2 if c == "\\" else 1
+    return code[i:], len(code)
+
+
+def _unescape(raw: str, plain: bool) -> str:
+    import re
+
+    if plain or "\\" not in raw:
+        return raw.replace("\\\\", "\\").replace("\\'", "'")
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m[1], m[1]), raw, flags=re.S)
+
+
+def _items(text: str, i: int, lits: list[str | None]) -> tuple[list[Item], int]:
+    """The arguments of the call whose name ends at ``i`` (literal, None or a list), and their end."""
+    import re
+
+    i = len(text) - len(text[i:].lstrip(" \t"))
+    paren = text.startswith("(", i)
+    stop = None if paren else re.compile(r"[;\n}]|\s(?:or|and|if|unless|then|do)\b|\|\||&&").search(text, i)
+    items: list[Item] = []
+    n, depth, start = min(stop.start() if stop else len(text), i + 500), 0, i + paren
+    j = start
+    while j < n and (depth or text[j] not in ")]}"):
+        depth += (text[j] in "([{") - (text[j] in ")]}")
+        if text[j] == "," and depth == 0:
+            items.append(_item(text[start:j], lits))
+            start = j + 1
+        j += 1
+    if text[start:j].strip() or items:
+        items.append(_item(text[start:j], lits))
+    return items, j
+
+
+def _item(raw: str, lits: list[str | None]) -> Item:
+    s = raw.strip()
+    return [_value(p, lits) for p in s[1:-1].split(",") if p.strip()] if s[:1] == "[" and s[-1:] == "]" \
+        else _value(s, lits)
+
+
+def _value(raw: str, lits: list[str | None]) -> str | None:
+    s = raw.strip()
+    return lits[int(s[1:-1])] if len(s) > 2 and s[0] == s[-1] == "\x00" and s[1:-1].isdigit() else None

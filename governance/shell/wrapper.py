@@ -1,0 +1,146 @@
+"""Commands that run another command: wrappers (``sudo``, ``env``, ``timeout``, ``xargs``, ``ssh``
+...) peeled off an argument vector, and ``find`` with the commands its ``-exec`` actions run.
+
+Imported by ``shell.resolver`` when such a command appears. The spec of each wrapper comes from the
+``shell.wrappers`` table of the compiled matrix; the wrapped command is resolved again through
+``Walk.resolve``.
+"""
+
+from __future__ import annotations
+
+from governance.shell.script import string
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.parser import Simple
+    from governance.shell.walk import Walk
+
+
+def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
+            raws: list[str], seg: str, depth: int) -> int | None:
+    """Index of the wrapped command in ``fields``; None when handled here; -1: not a wrapper."""
+    i = 1
+    n = len(fields)
+    after = spec.get("after")
+    if after is not None:
+        while i < n and fields[i] is not None and str(fields[i]).startswith("-"):
+            i += 1
+        if i >= n or fields[i] not in after:
+            return -1
+        i += 1
+    query = spec.get("query_flags", {})
+    if spec.get("primitive") and not (query and any(f in query for f in fields[1:] if f)):
+        an.add(spec["primitive"], seg, spec["reason"])
+    with_value = spec.get("with_value", {})
+    string_opts = spec.get("string_options", {})
+    skip = spec.get("skip", 0)
+    stop = spec.get("stop", {})
+    seen: list[str] = []
+    while i < n:
+        arg = fields[i]
+        if arg is None:
+            head = raws[i].split("=", 1)[0]
+            if spec.get("assignments") and "=" in raws[i] and head.isidentifier():
+                i += 1
+                continue
+            if skip:                      # ssh "$HOST" CMD: the host may be unknown
+                skip -= 1
+                i += 1
+                continue
+            break
+        if arg == "--":
+            i += 1
+            break
+        if arg == "-" and spec.get("string_options"):   # su - root -c CMD: a login shell
+            i += 1
+            continue
+        if arg in string_opts or (arg[:1] == "-" and arg[1:2] != "-" and len(arg) > 2 and
+                                  "-" + arg[-1] in string_opts):   # bundled: script -qc CMD
+            text = fields[i + 1] if i + 1 < n else ""
+            string(an, text, raws[i + 1] if i + 1 < n else "", base, seg, depth)
+            return None
+        if arg.startswith("-") and len(arg) > 1 and not spec.get("no_options"):
+            if arg in query or arg in an.shell.get("harmless_flags", ()):
+                an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
+                return None
+            seen.append(arg)
+            i += 1 + int(with_value.get(arg, 0))
+            continue
+        if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
+            i += 1
+            continue
+        if skip:
+            skip -= 1
+            i += 1
+            continue
+        break
+    if spec.get("no_argv"):
+        for k in range(i, n):     # su root -c CMD: the string option may follow the user
+            if fields[k] in string_opts:
+                string(an, fields[k + 1] if k + 1 < n else "", raws[k + 1] if k + 1 < n
+                        else "", base, seg, depth)
+                break
+        return None
+    end = n
+    for j in range(i, n):
+        if fields[j] in stop:
+            end = j
+            break
+    if i >= end:
+        default = spec.get("default")
+        if default:
+            an.plain(default, [default], [default], seg)
+        elif not spec.get("primitive"):
+            an.add("shell-read", seg, f"{base} runs no command")
+        return None
+    replaces = any(o in ("-I", "-i", "--replace") or o.startswith(("-I", "--replace="))
+                   for o in seen)          # xargs -I{}: arguments replace {}, none are added
+    if spec.get("string"):
+        words = fields[i:end]
+        if any(w is None for w in words):
+            an.unknown(seg, f"{base} runs a command known only at run time")
+        else:
+            text = " ".join(str(w) for w in words)
+            if spec.get("appends") and not replaces:
+                text += ' "$__input"'            # arguments read at run time
+            an.script(text, depth + 1, seg)
+        return None
+    if end < n:
+        del fields[end:]
+        del raws[end:]
+    if spec.get("appends") and not replaces:
+        fields.append(None)                   # xargs adds arguments read at run time
+        raws.append("(arguments read from standard input)")
+    return i
+
+
+def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
+          raws: list[str], cmd: Simple, seg: str, depth: int) -> None:
+    """``find``: its own tests and actions, plus the commands its ``-exec`` actions run."""
+    execs = spec.get("exec", {})
+    own: list[str | None] = [fields[0]]
+    own_raws = [raws[0]]
+    i = 1
+    n = len(fields)
+    root = fields[1] if n > 1 and fields[1] and fields[1][:1] not in "-(!" else "."
+    named = next((fields[k + 1] for k in range(1, n - 1)
+                  if fields[k] in ("-name", "-iname", "-path") and fields[k + 1]
+                  and not any(c in str(fields[k + 1]) for c in "*?[")), None)
+    found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
+    while i < n:
+        arg = fields[i]
+        if arg in execs:
+            j = i + 1
+            while j < n and fields[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                run = [found if f == "{}" else f for f in fields[i + 1:j]]
+                an.resolve(run, globs[i + 1:j], raws[i + 1:j], cmd, seg, depth)
+            i = j + 1
+            continue
+        own.append(arg)
+        own_raws.append(raws[i])
+        i += 1
+    an.plain(str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)
