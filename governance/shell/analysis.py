@@ -124,13 +124,14 @@ class _Later:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "cwd", "files", "ifs", "is_protected", "limits", "seen", "shell",
-                 "text", "vars")
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "limits", "seen",
+                 "shell", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
         self.shell = shell
-        self.is_protected = is_protected
+        self.check = is_protected
+        self.checked: dict[str, bool] = {}    # path -> protected, for a path named again
         self.limits = limits
         self.acts: list[Act] = []
         self.seen: set[tuple[str, str]] = set()
@@ -436,6 +437,12 @@ class _Analysis:
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
+
+    def is_protected(self, path: str) -> bool:
+        known = self.checked.get(path)
+        if known is None:
+            known = self.checked[path] = self.check(path)
+        return known
 
     def protected(self, value: str | None, raw: str) -> bool:
         text = raw if value is None else value
