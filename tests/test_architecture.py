@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"shell", "ledger"},
     {"policy"},
     {"decisions"},
+    {"knowledge"},
     {"hook"},
     {"session", "install"},
     {"sandbox"},

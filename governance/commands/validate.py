@@ -44,4 +44,21 @@ def run(args: argparse.Namespace) -> int:
         from governance.commands.accept import record_matrix
 
         print(record_matrix(project, compiled, override, config_hash))
+    return _knowledge(project, args.strict)
+
+
+def _knowledge(project: str, strict: bool) -> int:
+    """The knowledge sources (``knowledge.yaml``, SOPs): every problem, then a summary line."""
+    from governance.knowledge.validation import check
+
+    report = check(project)
+    for line in report.errors:
+        print(f"error: {line}")
+    for line in report.warnings:
+        print(f"warning: {line}")
+    if report.errors or (strict and report.warnings):
+        print(f"knowledge: INVALID: {len(report.errors)} error(s), {len(report.warnings)} "
+              f"warning(s); the SOPs that parse ({report.sops}) still serve")
+        return 1
+    print(f"knowledge: OK: {report.sops} SOP(s), {len(report.warnings)} warning(s)")
     return 0
