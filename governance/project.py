@@ -22,6 +22,7 @@ MATRIX_NAME = "activity_matrix.yaml"
 GUARDRAILS_NAME = "guardrails.yaml"
 # What the guardrail sources held when last compiled: {"key": content hash, "tool_rules": count}.
 GUARDRAILS_MEMO = "guardrails-sources.marshal"
+KNOWLEDGE_MEMO = "knowledge-sources.marshal"   # {"quiet": True}: no knowledge to consult
 # Present while Claude Code's sandbox is part of governance (what `governance sandbox on` added).
 SANDBOX_MANIFEST = "sandbox.json"
 
@@ -194,6 +195,18 @@ def default_matrix_path() -> str:
 
 def default_guardrails_path() -> str:
     return packaged_config(GUARDRAILS_NAME, "GOVERNANCE_DEFAULT_GUARDRAILS")
+
+
+def knowledge_sources(project_dir: str) -> list[str]:
+    """Where knowledge comes from: the packaged and the project's ``knowledge.yaml``, the project's
+    and the user's SOP folders, the memory store and the decision store (with their WAL files)."""
+    base = os.path.join(project_dir, GOVERNANCE_SUBDIR)
+    return [packaged_config("knowledge.yaml", "GOVERNANCE_DEFAULT_KNOWLEDGE"),
+            os.path.join(base, "knowledge.yaml"),
+            os.path.join(project_dir, ".claude", "sops"),
+            os.path.join(os.path.expanduser("~"), ".claude", "sops"),
+            *(os.path.join(base, name) + tail for name in ("knowledge.db", "decisions.db")
+              for tail in ("", "-wal"))]
 
 
 def override_guardrails_path(project_dir: str) -> str:

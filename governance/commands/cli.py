@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calibration": ("governance.commands.calibration", "confidence calibration from outcomes"),
     "guardrails": ("governance.commands.guardrails", "check an action against the guardrails"),
     "explain-command": ("governance.commands.explain_command", "show how a Bash command is analysed"),
+    "memory": ("governance.commands.memory", "add, list, show, remove, import or export memories"),
+    "knowledge": ("governance.commands.knowledge", "what knowledge a call gets and why; stats; "
+                                                   "reindex"),
+    "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
+                                             "while"),
 }
 
 

@@ -21,11 +21,13 @@ from governance.policy import matrix as matrix_module
 from governance.policy.seal import settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
+    KNOWLEDGE_MEMO,
     cache_file,
     default_guardrails_path,
     default_matrix_path,
     find_project,
     governance_dir,
+    knowledge_sources,
     override_guardrails_path,
     override_matrix_path,
     recall,
@@ -207,6 +209,47 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None
         decision.message = f"{decision.message} Also: {text}".strip()
 
 
+def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
+    """The knowledge outcome (``governance.knowledge.consultation``), or None. Knowledge that
+    cannot be consulted (a broken knowledge configuration, say) does not undo the matrix's
+    decision: the user is told and ``errors.log`` has the details; fail-closed denies."""
+    project = run.project or ""
+    known = recall(cache_file(project, KNOWLEDGE_MEMO), signature(knowledge_sources(project)))
+    if isinstance(known, dict) and known.get("quiet"):
+        return None       # no SOP, no memory, or the level is disabled: nothing to consult
+    from governance.knowledge.consultation import Outcome, consult
+
+    try:
+        return consult(project, payload.session_id(data), data, decision)
+    except Exception as exc:
+        failed = run.failure(exc)
+        outcome = Outcome({"error": failed["systemMessage"][:300]})
+        outcome.system = "Knowledge was not consulted: " + failed["systemMessage"]
+        if run.fail_closed():
+            outcome.deny = True
+            outcome.reason = failed["systemMessage"]
+        return outcome
+
+
+def _apply_knowledge(reply: dict[str, Any], knowledge: Any, decision: Any) -> None:
+    from governance.hook import answer
+
+    out = reply["hookSpecificOutput"]
+    if knowledge.context:
+        out["additionalContext"] = answer.clip(out["additionalContext"] + "\n" + knowledge.context,
+                                               answer.CONTEXT_MAX)
+    if knowledge.system:
+        said = reply.get("systemMessage")
+        reply["systemMessage"] = answer.clip((f"{said}\n" if said else "") + knowledge.system,
+                                             answer.SYSTEM_MAX)
+    if knowledge.deny:
+        out["permissionDecision"] = "deny"
+        reason = knowledge.reason
+        if len(reason) > answer.REASON_MAX:
+            reason = reason[:answer.REASON_MAX - 60] + "\n[... the rest is in the context]"
+        out["permissionDecisionReason"] = reason
+
+
 def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
     """PreToolUse: decide, reply, record."""
     from governance.hook import answer
@@ -221,6 +264,7 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         decision.tool = data["tool_name"]
         if not decision.denies:
             _apply_guardrails(run.project or "", data, decision)
+        knowledge = None if decision.denies else _consult_knowledge(run, data, decision)
         state = decision.state.state
         settings = layer.matrix["settings"]
         reply = answer.pre_tool_use(decision, layer.blocked_primitives(state),
@@ -238,8 +282,12 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
                 context["additionalContext"] + "\nGovernance files were changed outside "
                 "governance (" + ", ".join(unaccepted) + "); the accepted versions are in force "
                 "until the user accepts the change.", answer.CONTEXT_MAX)
+        if knowledge is not None:
+            _apply_knowledge(reply, knowledge, decision)
         record = _base_record(data, run)
         record.update(decision.as_record())
+        if knowledge is not None:
+            record["knowledge"] = knowledge.record
         if unaccepted:
             record["unaccepted"] = sorted(unaccepted)
         record["map_rule"] = decision.map_rule
@@ -247,6 +295,9 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         record["input_sha256"] = chain.digest(tool_input)
         record["duration_ms"] = run.ms()
         try:
+            for extra in knowledge.ignored if knowledge is not None else ():
+                chain.append(governance_dir(run.project or ""), extra,
+                             max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
             chain.append(governance_dir(run.project or ""), record,
                           max_bytes=layer.matrix["settings"]["ledger_max_bytes"])
         except GovernanceError as exc:

@@ -17,16 +17,18 @@ PATH_KEYS = ("file_path", "notebook_path", "path")
 REMOTE = ("ssh", "scp", "rsync", "sftp", "mosh")
 _SSH_VALUES = frozenset("-" + c for c in "bcDEeFIiJLlmOopQRSWw")   # ssh options with a value
 _STRIP = "'\"`()[]{};,<>|&"
+COMMAND_WORDS = 4   # a command's words that say what it does (docker compose down SERVICE)
 
 
 class Context:
     """The call's words and what the detectors made of them (``names``: kind -> names)."""
 
-    __slots__ = ("hosts", "names", "paths", "ports", "tool", "words")
+    __slots__ = ("commands", "hosts", "names", "paths", "ports", "tool", "words")
 
     def __init__(self) -> None:
         self.tool = ""
         self.words: set[str] = set()
+        self.commands: list[str] = []     # each command's first words: program, subcommands
         self.paths: list[str] = []
         self.hosts: set[str] = set()
         self.ports: set[str] = set()
@@ -74,10 +76,14 @@ def _segment(ctx: Context, segment: str) -> None:
     words = [w.strip(_STRIP) for w in segment.split()]
     program = ""
     skip = False
+    leading = 0
     for word in words:
         if not word:
             continue
         lowered = word.lower()
+        if leading < COMMAND_WORDS and not word.startswith("-") and "=" not in word:
+            ctx.commands.append(lowered)
+            leading += 1
         base = lowered.rsplit("/", 1)[-1]
         if base in REMOTE and not program:
             program = base
@@ -142,11 +148,24 @@ def _detect(ctx: Context, detectors: list[dict[str, Any]], why: dict[str, str] |
 
 
 def _glob(value: str, pattern: str) -> bool:
-    if not any(c in pattern for c in "*?["):
-        return value == pattern
-    from governance.policy.wildcard import match
+    """fnmatch semantics (``*`` crosses ``/``); the full matcher loads only for ``?`` and ``[``."""
+    if "?" in pattern or "[" in pattern:
+        from governance.policy.wildcard import match
 
-    return match(value, pattern)
+        return match(value, pattern)
+    if "*" not in pattern:
+        return value == pattern
+    pieces = pattern.split("*")
+    if not value.startswith(pieces[0]) or not value.endswith(pieces[-1]) or \
+            len(value) < len(pieces[0]) + len(pieces[-1]):
+        return False
+    pos, limit = len(pieces[0]), len(value) - len(pieces[-1])
+    for piece in pieces[1:-1]:
+        found = value.find(piece, pos, limit)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return True
 
 
 def _path_name(path: str, template: str) -> str | None:

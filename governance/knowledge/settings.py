@@ -7,13 +7,12 @@ Every error names the file and the key, and says how to fix it.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from governance.errors import ConfigError
-from governance.project import GOVERNANCE_SUBDIR, packaged_config
+from governance.knowledge.index import SETTINGS_NAME, settings_paths
 
-NAME = "knowledge.yaml"
+NAME = SETTINGS_NAME
 LEVELS = ("strict", "advisory", "category", "disabled")
 CATEGORIES = ("process", "technical", "security", "gotchas", "credentials")
 KINDS = ("project", "service", "fleet", "technology")
@@ -22,11 +21,11 @@ DETECTOR_KEYS = ("kind", "name", "words", "ports", "hosts", "paths")
 
 
 def default_path() -> str:
-    return packaged_config(NAME, "GOVERNANCE_DEFAULT_KNOWLEDGE")
+    return settings_paths("")[0]
 
 
 def override_path(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, NAME)
+    return settings_paths(project_dir)[1]
 
 
 def load(project_dir: str) -> dict[str, Any]:
@@ -86,7 +85,7 @@ def validate(data: dict[str, Any], path: str) -> dict[str, Any]:
                               fix=f"categories are {', '.join(CATEGORIES)}; levels strict or "
                                   "advisory")
     numbers = {}
-    for key, default, low, high in (("cooldown_minutes", 5, 0, 24 * 60), ("max_memories", 5, 0, 50),
+    for key, default, low, high in (("cooldown_minutes", 5, 0.1, 24 * 60), ("max_memories", 5, 0, 50),
                                     ("max_chars", 4000, 200, 20000)):
         value = enforcement.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:

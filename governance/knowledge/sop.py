@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.errors import ConfigError
+from governance.knowledge.index import SOP_SUFFIX, sop_dirs
 
-SUFFIX = ".ai.sop"
+SUFFIX = SOP_SUFFIX
 SECTIONS = {"preflight": "process", "gotchas": "gotchas", "credentials": "credentials"}
 MATCH_KEYS = ("projects", "services", "hosts", "technologies", "tools", "commands", "paths")
 FRONT_KEYS = ("match", "title")
@@ -33,12 +34,6 @@ class Sop:
     title: str
     match: dict[str, list[str]] | None
     sections: dict[str, str] = field(default_factory=dict)
-
-
-def sop_dirs(project_dir: str) -> list[str]:
-    """The project's SOP folder first (it wins on a name clash), then the user's."""
-    return [os.path.join(project_dir, ".claude", "sops"),
-            os.path.join(os.path.expanduser("~"), ".claude", "sops")]
 
 
 def load_all(project_dir: str) -> tuple[list[Sop], list[ConfigError]]:

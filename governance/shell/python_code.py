@@ -21,7 +21,8 @@ _PY = {name: kind for kind, names in (
     ("del", "os.remove os.unlink os.rmdir"), ("destroy", "shutil.rmtree os.removedirs"),
     ("move", "os.rename os.replace os.renames shutil.move"), ("open", "open io.open codecs.open"),
     ("copy", "shutil.copy shutil.copy2 shutil.copyfile shutil.copytree os.link os.symlink"),
-    ("write", "os.truncate os.mkdir os.makedirs os.mkfifo os.chmod os.chown os.utime shutil.chown"),
+    ("write", "os.truncate os.mkdir os.makedirs os.mkfifo os.chmod os.chown os.utime shutil.chown "
+              "sqlite3.connect dbm.open shelve.open"),
     ("osopen", "os.open")) for name in names.split()}
 _ROOTS = (("net", words("urllib.request urllib.urlopen urllib2 urllib3 http.client httplib requests httpx "
                          "aiohttp ftplib smtplib telnetlib poplib imaplib xmlrpc.client paramiko webbrowser "

@@ -308,3 +308,27 @@ def test_a_python_without_the_config_libraries_gets_an_actionable_message(
     assert "NOT checked" in out["systemMessage"]
     assert "needs PyYAML and pydantic" in out["systemMessage"]
     assert "-m pip install pyyaml pydantic" in out["systemMessage"]
+
+
+# With knowledge to consult (an SOP), a call the matrix lets through loads the knowledge reader;
+# with none, the memo spares it (the cases above).
+KNOWLEDGE = {"governance.knowledge", "governance.knowledge.consultation",
+             "governance.knowledge.lookup", "governance.knowledge.context",
+             "governance.knowledge.index", "governance.knowledge.acknowledgment"}
+
+
+def test_knowledge_loads_only_its_reader(project: Path, pre: str) -> None:
+    set_state(project, "implementation-cycle/DO")
+    (project / ".claude" / "sops").mkdir()
+    (project / ".claude" / "sops" / "shop-api.ai.sop").write_text("## Preflight\nRun just test.\n")
+    argv = shlex.split(pre)
+    first = run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project)))  # builds it
+    assert "Run just test." in json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
+                          input=json.dumps(recorded("PreToolUse-Read.json", project)).encode(),
+                          capture_output=True, check=True)
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+              if line.startswith("import time:") and line.count("|") == 2} - {"imported package"}
+    assert {m for m in loaded if m.startswith("governance") or m == "bootstrap"} == \
+        HOT_PATH | KNOWLEDGE
+    assert {m for m in loaded if not m.startswith("governance")} - {"bootstrap"} <= STDLIB

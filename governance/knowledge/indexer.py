@@ -1,0 +1,278 @@
+"""Build the knowledge index (``governance.knowledge.index``) from the sources: the settings, the
+SOP files and the memories (the memory store and reviewed decisions).
+
+Cold path: the hook calls :func:`refresh` only when the sources' signature no longer matches the
+index, and ``governance memory`` / ``governance knowledge reindex`` build it right after a change.
+A large memory store is rebuilt in a background process (``python -m
+governance.knowledge.indexer PROJECT``) while the hook keeps reading the index it has; a change of
+the settings or the SOPs is rebuilt at once. The file is replaced atomically, under a lock, so
+concurrent hooks read either the old index or the new one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import marshal
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from governance.knowledge import index as index_module
+from governance.knowledge import settings as settings_module
+from governance.knowledge.index import Index, bucket_of, terms
+from governance.project import (
+    KNOWLEDGE_MEMO,
+    cache_file,
+    ensure_dir,
+    knowledge_sources,
+    remember,
+    replace_file,
+    require_config_libraries,
+    signature,
+)
+
+COMMON_SHARE = 0.05   # a term in more than 5% of the memories ...
+COMMON_MIN = 500      # ... and in more than 500 of them finds nothing in particular
+POSTINGS_MAX = 2000   # entries kept per term (the most confident)
+WATCH_MAX = 200       # up to this many SOP files are stat'ed on every call; beyond, their folders
+SYNC_MEMORIES = 5000  # a store this small is rebuilt at once; a larger one in the background
+KEYS_PER_BUCKET = 8
+GLOB_CHARS = "*?["
+
+
+def signatures(project_dir: str, watched: Sequence[str]) -> dict[str, Any]:
+    """What identifies the sources without reading them (see ``project.signature``)."""
+    return {"sources": signature([*index_module.settings_paths(project_dir),
+                                  *index_module.sop_dirs(project_dir), *watched]),
+            "stores": signature(index_module.store_paths(project_dir))}
+
+
+def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
+    """The index file's bytes and a summary (counts, problems, time taken)."""
+    require_config_libraries("the knowledge configuration and SOPs")
+    from governance.knowledge.memory import MemoryStore, decision_memories
+    from governance.knowledge.sop import SECTIONS, load_all
+
+    started = time.perf_counter()
+    everything = signature(knowledge_sources(project_dir))
+    listed = _sop_files(project_dir)
+    watched = listed if len(listed) <= WATCH_MAX else []
+    seen = signatures(project_dir, watched)     # before reading: a write meanwhile shows later
+    compiled = settings_module.load(project_dir)
+    sops, problems = load_all(project_dir)
+    memories: list[Any] = []
+    if MemoryStore.exists(project_dir):
+        with MemoryStore.for_project(project_dir) as store:
+            memories.extend(store.all())
+    memories.extend(decision_memories(project_dir))
+    memories.sort(key=lambda m: (-m.confidence, -m.created_at, m.id))
+
+    keys: dict[str, list[int]] = {}
+    globs: list[tuple[str, str, int]] = []
+    sop_records = []
+    for number, sop in enumerate(sorted(sops, key=lambda s: s.name)):
+        categories = sorted({SECTIONS[s] for s in sop.sections})
+        try:
+            st = os.stat(sop.path)
+            stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+        record = {"name": sop.name, "path": sop.path, "title": sop.title,
+                  "sections": sop.sections, "categories": categories, "stamp": stamp,
+                  "commands": [], "match": sop.match}
+        for key, glob in _sop_keys(sop, record):
+            if glob:
+                globs.append((key, glob, number))
+            else:
+                keys.setdefault(key, []).append(number)
+        sop_records.append(marshal.dumps(record))
+
+    documents: dict[str, list[int]] = {}
+    memory_records = []
+    for number, memory in enumerate(memories):
+        for term in terms(memory.text):
+            documents.setdefault(term, []).append(number)
+        memory_records.append(marshal.dumps(
+            {"id": memory.id, "text": memory.text, "categories": memory.categories,
+             "confidence": memory.confidence, "source": memory.source}))
+    common = []
+    for term, numbers in documents.items():
+        if len(numbers) > COMMON_MIN and len(numbers) > COMMON_SHARE * len(memories):
+            common.append(term)
+            continue
+        keys["m:" + term] = numbers[:POSTINGS_MAX]
+
+    confidences = [m.confidence for m in memories]
+    limits = {name: sum(1 for c in confidences if c >= risk["threshold"])
+              for name, risk in compiled["risk"].items()}
+    header: dict[str, Any] = {
+        "format": index_module.FORMAT, "signature": seen, "watched": watched,
+        "built_at": time.time(), "settings": compiled, "limits": limits,
+        "globs": globs, "sops": len(sop_records), "memories": len(memory_records),
+        "empty": not sop_records and not memory_records,
+        "problems": [p.render() for p in problems], "common": len(common)}
+    data = _layout(header, keys, sop_records, memory_records)
+    quiet = header["empty"] or compiled["level"] == "disabled"
+    remember(cache_file(project_dir, KNOWLEDGE_MEMO), everything, {"quiet": quiet})
+    summary = {"sops": len(sop_records), "memories": len(memory_records),
+               "keys": len(keys), "common_terms": len(common), "problems": header["problems"],
+               "bytes": len(data), "seconds": round(time.perf_counter() - started, 3)}
+    return data, summary
+
+
+def _sop_files(project_dir: str) -> list[str]:
+    found: list[str] = []
+    for folder in index_module.sop_dirs(project_dir):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found.extend(os.path.join(folder, n) for n in names if n.endswith(index_module.SOP_SUFFIX))
+    return sorted(found)
+
+
+def _sop_keys(sop: Any, record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, "") for each name the SOP is found by, ("host"|"tool"|"path", glob) for globs."""
+    if sop.match is None:
+        stems = {sop.name.lower()} | {p for p in sop.name.lower().replace("_", "-")
+                                      .replace(".", "-").split("-") if len(p) >= 2}
+        return [("any:" + stem, "") for stem in sorted(stems)]
+    found: list[tuple[str, str]] = []
+    kinds = {"projects": "project", "services": "service", "technologies": "technology"}
+    for field, items in sop.match.items():
+        for item in items:
+            value = item.lower()
+            if field in kinds:
+                found.append((f"k:{kinds[field]}:{value}", ""))
+            elif field == "commands":
+                words = sorted(terms(value)) or [value]
+                record["commands"].append(words)
+                found.append(("c:" + min(words, key=lambda w: (-len(w), w)), ""))
+            elif field in ("hosts", "tools"):
+                kind = field[:-1]
+                if any(c in value for c in GLOB_CHARS):
+                    found.append((kind, value))
+                else:
+                    found.append((kind[0] + ":" + value, ""))
+            elif field == "paths":
+                found.append(("path", value))
+    return found
+
+
+def _layout(header: dict[str, Any], keys: dict[str, list[int]], sops: list[bytes],
+            memories: list[bytes]) -> bytes:
+    count = max(1, len(keys) // KEYS_PER_BUCKET) if keys else 0
+    buckets: list[dict[str, list[int]]] = [{} for _ in range(count)]
+    for key, numbers in keys.items():
+        buckets[bucket_of(key, count)][key] = numbers
+    blobs = [marshal.dumps(b) if b else b"" for b in buckets]
+    header["buckets"] = count
+    # the header's size depends on the offsets it holds: lay out until its size settles
+    for key in ("bucket_table", "sop_table", "memory_table"):
+        header[key] = 0
+    for _ in range(4):
+        head = marshal.dumps(header)
+        offset = 8 + len(head)
+        header["bucket_table"] = offset
+        offset += 4 * (count + 1)
+        bucket_starts = []
+        for blob in blobs:
+            bucket_starts.append(offset)
+            offset += len(blob)
+        bucket_starts.append(offset)
+        header["sop_table"] = offset
+        offset += 4 * (len(sops) + 1)
+        sop_starts = []
+        for blob in sops:
+            sop_starts.append(offset)
+            offset += len(blob)
+        sop_starts.append(offset)
+        header["memory_table"] = offset
+        offset += 4 * (len(memories) + 1)
+        memory_starts = []
+        for blob in memories:
+            memory_starts.append(offset)
+            offset += len(blob)
+        memory_starts.append(offset)
+        final = marshal.dumps(header)
+        if len(final) == len(head):
+            head = final
+            break
+    else:
+        raise AssertionError("the knowledge index header did not settle")
+    if offset >= 1 << 32:
+        from governance.errors import ConfigError
+
+        raise ConfigError("the knowledge index would be larger than 4 GB",
+                          file=index_module.NAME, fix="remove memories you no longer need")
+    parts = [index_module.MAGIC, len(head).to_bytes(4, "little"), head,
+             _table(bucket_starts), *blobs, _table(sop_starts), *sops,
+             _table(memory_starts), *memories]
+    return b"".join(parts)
+
+
+def _table(starts: list[int]) -> bytes:
+    return b"".join(s.to_bytes(4, "little") for s in starts)
+
+
+def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:
+    """Build and store the index (under the builders' lock); an index that cannot be stored is
+    still returned, so a read-only project gets its knowledge."""
+    target = index_module.path(project_dir)
+    try:
+        ensure_dir(os.path.dirname(target))
+    except OSError:
+        pass      # built all the same, and not stored
+    with _Lock(target + ".lock"):
+        data, summary = build(project_dir)
+        try:
+            replace_file(target, data)
+        except OSError as exc:
+            summary["not_stored"] = f"{target}: {exc.strerror}"
+    try:
+        os.unlink(target + ".building")
+    except OSError:
+        pass
+    return Index.of_bytes(data), summary
+
+
+class _Lock:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> _Lock:
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return self   # a folder we cannot write: nothing is stored, so nothing to guard
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m governance.knowledge.indexer PROJECT``: rebuild in the background."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m governance.knowledge.indexer PROJECT", file=sys.stderr)
+        return 2
+    try:
+        rebuild(args[0])
+    except Exception as exc:  # a background rebuild reports to the project's errors.log
+        from governance.ledger.chain import log_error
+        from governance.project import governance_dir
+
+        log_error(governance_dir(args[0]), f"knowledge index: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
