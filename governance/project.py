@@ -23,6 +23,7 @@ GUARDRAILS_NAME = "guardrails.yaml"
 # What the guardrail sources held when last compiled: {"key": content hash, "tool_rules": count}.
 GUARDRAILS_MEMO = "guardrails-sources.marshal"
 KNOWLEDGE_MEMO = "knowledge-sources.marshal"   # {"quiet": True}: no knowledge to consult
+REVIEWS_STAMP = "decisions.reviewed"   # touched by each review of a decision
 # Present while Claude Code's sandbox is part of governance (what `governance sandbox on` added).
 SANDBOX_MANIFEST = "sandbox.json"
 
@@ -199,14 +200,15 @@ def default_guardrails_path() -> str:
 
 def knowledge_sources(project_dir: str) -> list[str]:
     """Where knowledge comes from: the packaged and the project's ``knowledge.yaml``, the project's
-    and the user's SOP folders, the memory store and the decision store (with their WAL files)."""
+    and the user's SOP folders (the first four), the memory store with its WAL file, and the stamp
+    the decision store touches when a decision is reviewed (reviewed patterns are memories)."""
     base = os.path.join(project_dir, GOVERNANCE_SUBDIR)
     return [packaged_config("knowledge.yaml", "GOVERNANCE_DEFAULT_KNOWLEDGE"),
             os.path.join(base, "knowledge.yaml"),
             os.path.join(project_dir, ".claude", "sops"),
             os.path.join(os.path.expanduser("~"), ".claude", "sops"),
-            *(os.path.join(base, name) + tail for name in ("knowledge.db", "decisions.db")
-              for tail in ("", "-wal"))]
+            os.path.join(base, "knowledge.db"), os.path.join(base, "knowledge.db-wal"),
+            os.path.join(base, REVIEWS_STAMP)]
 
 
 def override_guardrails_path(project_dir: str) -> str:

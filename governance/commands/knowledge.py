@@ -71,7 +71,7 @@ def _parse_call(text: str) -> tuple[str, dict[str, Any]]:
 def _explain(args: argparse.Namespace, project: str) -> int:
     from governance.knowledge import lookup
     from governance.knowledge.acknowledgment import Session
-    from governance.knowledge.consultation import _strict
+    from governance.knowledge.enforcement import strict_for
     from governance.policy.layer import GovernanceLayer
     from governance.policy.state import StateView
 
@@ -83,7 +83,9 @@ def _explain(args: argparse.Namespace, project: str) -> int:
                                fix=f"use one of {', '.join(layer.matrix['states'])}")
         layer._state = StateView(args.state, source="given")
     decision = layer.decide(tool, tool_input, None)
-    index, cache = lookup.current(project)
+    from governance.knowledge.indexer import current
+
+    index, cache = current(project)
     try:
         settings = index.header["settings"]
         primitives = {a["primitive"] for a in decision.acts} | {decision.primitive}
@@ -104,7 +106,7 @@ def _explain(args: argparse.Namespace, project: str) -> int:
         would = "none: knowledge is disabled"
     elif not items:
         would = "none: no SOP or memory applies"
-    elif any(_strict(settings, i[1]["categories"]) and i[0] not in acknowledged for i in items):
+    elif any(strict_for(settings, i[1]["categories"]) and i[0] not in acknowledged for i in items):
         would = "block once (strict): the retry of the same call acknowledges it"
     else:
         would = "inject into the model's context (advisory)"
@@ -152,7 +154,11 @@ def stats(project: str, since: str | None = None) -> dict[str, Any]:
     from governance.ledger.reader import parse_time, percentile, records
     from governance.project import governance_dir
 
-    start = parse_time(since) if since else ""
+    try:
+        start = parse_time(since) if since else ""
+    except ValueError as exc:
+        raise PayloadError(f"--since: {exc}", fix="give a date such as 2026-05-01 or an age "
+                                                  "such as 7d") from None
     counts = {"consulted": 0, "with_knowledge": 0, "injected": 0, "blocked": 0,
               "acknowledged": 0, "ignored": 0, "bypassed": 0, "bypass_switches": 0,
               "repeat": 0, "errors": 0}
@@ -193,7 +199,10 @@ def stats(project: str, since: str | None = None) -> dict[str, Any]:
             if counts["blocked"] else None,
             "lookup_ms": {"p50": percentile(times, 50), "p95": percentile(times, 95),
                           "p99": percentile(times, 99)} if times else None,
-            "cache": cache, "cache_hit_rate": round(cache["hit"] / looked, 3) if looked else None,
+            "cache": cache,
+            # served from the stored index, without building (a stale index serves while a large
+            # memory store is rebuilt in the background)
+            "cache_hit_rate": round((cache["hit"] + cache["stale"]) / looked, 3) if looked else None,
             "sops": dict(sorted(sops.items(), key=lambda kv: -kv[1]))}
 
 

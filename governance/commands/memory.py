@@ -66,8 +66,13 @@ def run(args: argparse.Namespace) -> int:
                 lines = list(export_lines(store))
         text = "".join(line + "\n" for line in lines)
         if args.file:
-            with open(args.file, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                with open(args.file, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise MemoryInputError(f"cannot write the export ({exc.strerror})",
+                                       file=args.file, fix="give a path in a writable folder") \
+                    from None
             print(f"Exported {len(lines)} memories to {args.file}")
         else:
             sys.stdout.write(text)

@@ -18,7 +18,7 @@ from typing import Any
 
 from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
-from governance.project import ensure_dir, governance_dir
+from governance.project import REVIEWS_STAMP, ensure_dir, governance_dir, replace_file
 
 DB_NAME = "decisions.db"
 SCHEMA_VERSION = 1
@@ -158,6 +158,11 @@ class DecisionStore:
         if not changed:
             raise DecisionInputError(f"no decision with id {decision_id!r}.", key="decision_id",
                                      fix="use an id from `governance decisions query`.")
+        try:   # what watches reviewed outcomes (the knowledge index) sees a review by this stamp
+            replace_file(os.path.join(os.path.dirname(self.path), REVIEWS_STAMP),
+                         repr(time.time()).encode())
+        except OSError:
+            pass
         found = self.get(decision_id)
         assert found is not None
         return found

@@ -210,17 +210,27 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None
 
 
 def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
-    """The knowledge outcome (``governance.knowledge.consultation``), or None. Knowledge that
+    """The knowledge outcome (``governance.knowledge.lookup``), or None. Knowledge that
     cannot be consulted (a broken knowledge configuration, say) does not undo the matrix's
     decision: the user is told and ``errors.log`` has the details; fail-closed denies."""
     project = run.project or ""
-    known = recall(cache_file(project, KNOWLEDGE_MEMO), signature(knowledge_sources(project)))
+    sources = signature(knowledge_sources(project))
+    known = recall(cache_file(project, KNOWLEDGE_MEMO), sources)
     if isinstance(known, dict) and known.get("quiet"):
         return None       # no SOP, no memory, or the level is disabled: nothing to consult
-    from governance.knowledge.consultation import Outcome, consult
+    from governance.knowledge.lookup import Outcome, consult
 
     try:
-        return consult(project, payload.session_id(data), data, decision)
+        looked = consult(project, data, decision, _build_knowledge_index, sources)
+        if looked is None:
+            return None
+        outcome, found, settings = looked
+        if found:
+            from governance.knowledge.enforcement import enforce
+
+            enforce(project, payload.session_id(data), data, settings, found, outcome,
+                    time.time())
+        return outcome
     except Exception as exc:
         failed = run.failure(exc)
         outcome = Outcome({"error": failed["systemMessage"][:300]})
@@ -229,6 +239,12 @@ def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
             outcome.deny = True
             outcome.reason = failed["systemMessage"]
         return outcome
+
+
+def _build_knowledge_index(project: str) -> Any:
+    from governance.knowledge.indexer import rebuild_index
+
+    return rebuild_index(project)
 
 
 def _apply_knowledge(reply: dict[str, Any], knowledge: Any, decision: Any) -> None:

@@ -1,12 +1,33 @@
-"""Build the knowledge index (``governance.knowledge.index``) from the sources: the settings, the
-SOP files and the memories (the memory store and reviewed decisions).
+"""Build the knowledge index (read by ``governance.knowledge.lookup``) from the sources: the
+settings, the SOP files and the memories (the memory store and reviewed decisions).
 
-Cold path: the hook calls :func:`refresh` only when the sources' signature no longer matches the
+Cold path: the hook calls :func:`rebuild` only when the sources' signature no longer matches the
 index, and ``governance memory`` / ``governance knowledge reindex`` build it right after a change.
 A large memory store is rebuilt in a background process (``python -m
 governance.knowledge.indexer PROJECT``) while the hook keeps reading the index it has; a change of
 the settings or the SOPs is rebuilt at once. The file is replaced atomically, under a lock, so
 concurrent hooks read either the old index or the new one.
+
+Layout of ``.claude/governance/.cache/knowledge.index``::
+
+    b"GKI1" | u32 header length | header (marshal) | globs by kind | bucket table | buckets
+    | SOP table | SOP records | memory table | memory records | postings
+
+- The header holds the signature of the sources (configs, SOP folders and files, memory stores),
+  the compiled settings and detectors, and where each part starts. The SOP match globs follow it,
+  by kind (host, tool, path), each read only when the call has something of that kind.
+- Keys are strings: ``k:<kind>:<name>`` (an SOP's ``match:`` names), ``any:<stem>`` (an SOP without
+  ``match:``, by the parts of its file name), ``t:<tool>``, ``c:<word>`` (commands), ``h:<host>``,
+  ``m:<term>`` (a memory's words). A key's bucket is its FNV-1a hash modulo the bucket count; the
+  table gives each bucket's start (u32, little-endian), and a bucket is a marshalled dict
+  key -> (offset, count) of its posting list, an array of native u32 in the postings region at the
+  end of the file. Only the buckets of the call's keys are read, and only the postings of the keys
+  that are there.
+- Memories are numbered by confidence, highest first, so a posting list is already in the order
+  they are shown, and "confidence >= threshold" is "number < the threshold's limit" (the header
+  holds a limit per risk class). A term in more than 5% of the memories (and more than 500) is
+  too common to find anything by and is left out; a posting list keeps its first 2,000 entries.
+- A record (SOP or memory) is found by its number through a table of u32 offsets.
 """
 
 from __future__ import annotations
@@ -16,12 +37,13 @@ import marshal
 import os
 import sys
 import time
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
-from governance.knowledge import index as index_module
+from governance.knowledge import lookup as index_module
 from governance.knowledge import settings as settings_module
-from governance.knowledge.index import Index, bucket_of, terms
+from governance.knowledge.lookup import Index, bucket_of, terms
 from governance.project import (
     KNOWLEDGE_MEMO,
     cache_file,
@@ -42,13 +64,6 @@ KEYS_PER_BUCKET = 8
 GLOB_CHARS = "*?["
 
 
-def signatures(project_dir: str, watched: Sequence[str]) -> dict[str, Any]:
-    """What identifies the sources without reading them (see ``project.signature``)."""
-    return {"sources": signature([*index_module.settings_paths(project_dir),
-                                  *index_module.sop_dirs(project_dir), *watched]),
-            "stores": signature(index_module.store_paths(project_dir))}
-
-
 def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     """The index file's bytes and a summary (counts, problems, time taken)."""
     require_config_libraries("the knowledge configuration and SOPs")
@@ -59,7 +74,8 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     everything = signature(knowledge_sources(project_dir))
     listed = _sop_files(project_dir)
     watched = listed if len(listed) <= WATCH_MAX else []
-    seen = signatures(project_dir, watched)     # before reading: a write meanwhile shows later
+    # taken before reading: a write meanwhile leaves a signature that no longer matches
+    seen = {"all": everything, "watched": signature(watched)}
     compiled = settings_module.load(project_dir)
     sops, problems = load_all(project_dir)
     memories: list[Any] = []
@@ -70,7 +86,7 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     memories.sort(key=lambda m: (-m.confidence, -m.created_at, m.id))
 
     keys: dict[str, list[int]] = {}
-    globs: list[tuple[str, str, int]] = []
+    globs: dict[str, list[tuple[str, int]]] = {}
     sop_records = []
     for number, sop in enumerate(sorted(sops, key=lambda s: s.name)):
         categories = sorted({SECTIONS[s] for s in sop.sections})
@@ -84,7 +100,7 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
                   "commands": [], "match": sop.match}
         for key, glob in _sop_keys(sop, record):
             if glob:
-                globs.append((key, glob, number))
+                globs.setdefault(key, []).append((glob, number))
             else:
                 keys.setdefault(key, []).append(number)
         sop_records.append(marshal.dumps(record))
@@ -110,10 +126,11 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     header: dict[str, Any] = {
         "format": index_module.FORMAT, "signature": seen, "watched": watched,
         "built_at": time.time(), "settings": compiled, "limits": limits,
-        "globs": globs, "sops": len(sop_records), "memories": len(memory_records),
+        "globs": {k: len(v) for k, v in globs.items()}, "sops": len(sop_records),
+        "memories": len(memory_records),
         "empty": not sop_records and not memory_records,
         "problems": [p.render() for p in problems], "common": len(common)}
-    data = _layout(header, keys, sop_records, memory_records)
+    data = _layout(header, globs, keys, sop_records, memory_records)
     quiet = header["empty"] or compiled["level"] == "disabled"
     remember(cache_file(project_dir, KNOWLEDGE_MEMO), everything, {"quiet": quiet})
     summary = {"sops": len(sop_records), "memories": len(memory_records),
@@ -161,20 +178,31 @@ def _sop_keys(sop: Any, record: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def _layout(header: dict[str, Any], keys: dict[str, list[int]], sops: list[bytes],
-            memories: list[bytes]) -> bytes:
+def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
+            keys: dict[str, list[int]], sops: list[bytes], memories: list[bytes]) -> bytes:
     count = max(1, len(keys) // KEYS_PER_BUCKET) if keys else 0
-    buckets: list[dict[str, list[int]]] = [{} for _ in range(count)]
+    buckets: list[dict[str, tuple[int, int]]] = [{} for _ in range(count)]
+    postings = []
+    at = 0
     for key, numbers in keys.items():
-        buckets[bucket_of(key, count)][key] = numbers
+        raw = array("I", numbers).tobytes()
+        buckets[bucket_of(key, count)][key] = (at, len(numbers))
+        postings.append(raw)
+        at += len(raw)
     blobs = [marshal.dumps(b) if b else b"" for b in buckets]
+    header["item_size"] = array("I").itemsize
     header["buckets"] = count
     # the header's size depends on the offsets it holds: lay out until its size settles
-    for key in ("bucket_table", "sop_table", "memory_table"):
+    for key in ("bucket_table", "sop_table", "memory_table", "postings"):
         header[key] = 0
+    glob_blobs = {kind: marshal.dumps(items) for kind, items in sorted(globs.items())}
+    header["glob_spans"] = {kind: [0, 0] for kind in glob_blobs}
     for _ in range(4):
         head = marshal.dumps(header)
         offset = 8 + len(head)
+        for kind, blob in glob_blobs.items():
+            header["glob_spans"][kind] = [offset, offset + len(blob)]
+            offset += len(blob)
         header["bucket_table"] = offset
         offset += 4 * (count + 1)
         bucket_starts = []
@@ -196,6 +224,8 @@ def _layout(header: dict[str, Any], keys: dict[str, list[int]], sops: list[bytes
             memory_starts.append(offset)
             offset += len(blob)
         memory_starts.append(offset)
+        header["postings"] = offset
+        offset += at
         final = marshal.dumps(header)
         if len(final) == len(head):
             head = final
@@ -207,14 +237,24 @@ def _layout(header: dict[str, Any], keys: dict[str, list[int]], sops: list[bytes
 
         raise ConfigError("the knowledge index would be larger than 4 GB",
                           file=index_module.NAME, fix="remove memories you no longer need")
-    parts = [index_module.MAGIC, len(head).to_bytes(4, "little"), head,
+    parts = [index_module.MAGIC, len(head).to_bytes(4, "little"), head, *glob_blobs.values(),
              _table(bucket_starts), *blobs, _table(sop_starts), *sops,
-             _table(memory_starts), *memories]
+             _table(memory_starts), *memories, *postings]
     return b"".join(parts)
 
 
 def _table(starts: list[int]) -> bytes:
     return b"".join(s.to_bytes(4, "little") for s in starts)
+
+
+def rebuild_index(project_dir: str) -> Index:
+    """:func:`rebuild` as ``knowledge.lookup`` takes it (its ``build``)."""
+    return rebuild(project_dir)[0]
+
+
+def current(project_dir: str) -> tuple[Index, str]:
+    """The index for the sources as they are (``lookup.current`` with this module building)."""
+    return index_module.current(project_dir, rebuild_index)
 
 
 def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:

@@ -1,39 +1,424 @@
-"""Which SOPs and memories apply to a tool call, read from the knowledge index.
+"""Consulting knowledge at a tool call: what the call names (:func:`of_call`), reading the
+knowledge index (:class:`Index`, built by ``knowledge.indexer``, whose docstring gives the file
+format), which SOPs and memories apply (:func:`find`), and the outcome (:func:`consult`; the levels
+at work are ``knowledge.enforcement``). docs/knowledge.md says how each part decides. The builder
+(``knowledge.indexer``) is passed in, so that nothing here imports it.
 
-Hot path (``os``, ``marshal`` and our modules). :func:`current` opens the index and checks its
-signature against the sources (a handful of ``stat`` calls); a change of the settings or the SOPs
-is rebuilt at once, a change of a large memory store in the background while this call reads the
-index it has. :func:`find` turns the call's context into keys and reads only their buckets.
-
-- An SOP applies when one of its ``match:`` entries names what the call names: a project, service or
-  technology a detector found, a host (or fleet) the call reaches, the tool, a command (all of its
-  words among the call's command words) or a path glob; an SOP without ``match:`` when a part of
-  its file name is a detected name.
-- A memory applies when it shares enough with the call: a detected name (other than the project's)
-  counts 2, each other word 1 (command words, hosts, file paths below the project, the project's
-  name), and 2 are needed. Only memories at least as confident as the call's risk class asks are
-  considered (critical, experimental, routine: ``risk`` in the settings). The best matches are
-  shown first, then the most confident.
+Hot path: ``os``, ``marshal`` and our modules. A call that no knowledge applies to loads only this
+module; ``knowledge.enforcement`` loads when something applies. Kept in one module because each
+module a hook process loads costs it time.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import time
 
-from governance.knowledge import index as index_module
-from governance.knowledge.context import Context, of_call
-from governance.knowledge.index import Index, terms
-from governance.project import package_root, signature
+from governance.project import cache_file, knowledge_sources, package_root, signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Builder = Callable[[str], "Index"]
+
+MAGIC = b"GKI1"
+FORMAT = 3
+NAME = "knowledge.index"
+FIRST_READ = 16384
+_SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "-_."}
+STOP = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+    "has", "have", "if", "in", "into", "is", "it", "its", "may", "must", "no", "not", "of", "on",
+    "or", "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "was",
+    "we", "were", "when", "where", "which", "while", "will", "with", "you", "your"))
+
+
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+SETTINGS_NAME = "knowledge.yaml"
+SOP_SUFFIX = ".ai.sop"
+
+
+def path(project_dir: str) -> str:
+    return cache_file(project_dir, NAME)
+
+
+def settings_paths(project_dir: str) -> list[str]:
+    """The packaged knowledge configuration and the project's (which may be missing)."""
+    return knowledge_sources(project_dir)[:2]
+
+
+def sop_dirs(project_dir: str) -> list[str]:
+    """The project's SOP folder first (it wins on a name clash), then the user's."""
+    return knowledge_sources(project_dir)[2:4]
+
+
+def store_paths(project_dir: str) -> list[str]:
+    """The memory store (``knowledge.db`` and its write-ahead log) and the decision store's review
+    stamp (reviewed patterns are memories)."""
+    return knowledge_sources(project_dir)[4:]
+
+
+def stem(word: str) -> str:
+    """A plain suffix stemmer, the same for memories and calls: ``deploying``, ``deployed``,
+    ``deploys`` -> ``deploy``; ``truncated``, ``truncate`` -> ``truncat``. Words with digits or
+    dots (hosts, versions) stay as they are."""
+    if "." in word or not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """The words of ``text`` that memories are found by, stemmed: lower-case runs of letters,
+    digits and ``-_.`` (edges trimmed), each with its parts when it is joined (``shop-api`` ->
+    ``shop``, ``api``); stop words and one-letter words left out."""
+    found: set[str] = set()
+    for word in text.lower().translate(_SEPARATORS).split():
+        word = word.strip("-_.")
+        if len(word) < 2 or word in STOP:
+            continue
+        found.add(stem(word))
+        if "-" in word or "_" in word or "." in word:
+            for part in word.replace("_", "-").replace(".", "-").split("-"):
+                if len(part) >= 2 and part not in STOP and not (part.isdigit() and len(part) < 3):
+                    found.add(stem(part))
+    return found
+
+
+def bucket_of(key: str, buckets: int) -> int:
+    """FNV-1a (32 bit) of the key's UTF-8 bytes, modulo the bucket count."""
+    value = 0x811C9DC5
+    for byte in key.encode():
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value % buckets
+
+
+class Index:
+    """An open index: the header, and reads of buckets and records on demand."""
+
+    def __init__(self, data: bytes | None, fd: int | None, header: dict[str, Any]) -> None:
+        self._data = data
+        self._fd = fd
+        self.header = header
+
+    @classmethod
+    def open(cls, path: str) -> Index | None:
+        """The index at ``path``, or None when it is missing or not in this format."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            head = os.pread(fd, FIRST_READ, 0)
+            header = _header(head, lambda n: os.pread(fd, n, 0))
+        except (OSError, EOFError, ValueError, TypeError):
+            header = None
+        if header is None:
+            os.close(fd)
+            return None
+        return cls(None, fd, header)
+
+    @classmethod
+    def of_bytes(cls, data: bytes) -> Index:
+        header = _header(data, lambda n: data[:n])
+        if header is None:
+            raise ValueError("not a knowledge index")
+        return cls(data, None, header)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _read(self, offset: int, size: int) -> bytes:
+        if self._data is not None:
+            return self._data[offset:offset + size]
+        assert self._fd is not None
+        return os.pread(self._fd, size, offset)
+
+    def _span(self, table: int, number: int) -> tuple[int, int]:
+        raw = self._read(table + 4 * number, 8)
+        return int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+
+    def postings(self, keys: set[str]) -> dict[str, list[int]]:
+        """The posting lists of those keys that are in the index."""
+        header = self.header
+        count = header["buckets"]
+        if not count:
+            return {}
+        by_bucket: dict[int, list[str]] = {}
+        for key in keys:
+            by_bucket.setdefault(bucket_of(key, count), []).append(key)
+        found: dict[str, list[int]] = {}
+        base, size = header["postings"], header["item_size"]
+        for number in sorted(by_bucket):
+            start, end = self._span(header["bucket_table"], number)
+            if end <= start:
+                continue
+            bucket = marshal.loads(self._read(start, end - start))
+            for key in by_bucket[number]:
+                if key in bucket:
+                    offset, items = bucket[key]
+                    raw = self._read(base + offset, items * size)
+                    found[key] = memoryview(raw).cast("I").tolist()
+        return found
+
+    def sop(self, number: int) -> dict[str, Any]:
+        start, end = self._span(self.header["sop_table"], number)
+        record: dict[str, Any] = marshal.loads(self._read(start, end - start))
+        return record
+
+    def globs(self, kind: str) -> list[tuple[str, int]]:
+        """The SOP match globs of a kind (``host``, ``tool``, ``path``): (glob, SOP number)."""
+        span = self.header["glob_spans"].get(kind)
+        if span is None:
+            return []
+        found: list[tuple[str, int]] = marshal.loads(self._read(span[0], span[1] - span[0]))
+        return found
+
+    def memory(self, number: int) -> dict[str, Any]:
+        start, end = self._span(self.header["memory_table"], number)
+        record: dict[str, Any] = marshal.loads(self._read(start, end - start))
+        return record
+
+
+def _header(head: bytes, read: Any) -> dict[str, Any] | None:
+    if head[:4] != MAGIC or len(head) < 8:
+        return None
+    size = int.from_bytes(head[4:8], "little")
+    if 8 + size > len(head):
+        head = read(8 + size)
+    header = marshal.loads(head[8:8 + size])
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        return None
+    return header
+
 
 SYNC_MEMORIES = 5000      # a store this small is rebuilt at once when it changed
 BACKGROUND_PAUSE = 60.0   # seconds before another background rebuild may start
 NAMED = ("service", "fleet", "technology")
 SCORE_NEEDED = 2
+
+
+CONTEXT_PATH_KEYS = ("file_path", "notebook_path", "path")
+REMOTE = ("ssh", "scp", "rsync", "sftp", "mosh")
+_SSH_VALUES = frozenset("-" + c for c in "bcDEeFIiJLlmOopQRSWw")   # ssh options with a value
+_STRIP = "'\"`()[]{};,<>|&"
+COMMAND_WORDS = 4   # a command's words that say what it does (docker compose down SERVICE)
+
+
+class Context:
+    """The call's words and what the detectors made of them (``names``: kind -> names)."""
+
+    __slots__ = ("commands", "hosts", "names", "paths", "ports", "tool", "words")
+
+    def __init__(self) -> None:
+        self.tool = ""
+        self.words: set[str] = set()
+        self.commands: list[str] = []     # each command's first words: program, subcommands
+        self.paths: list[str] = []
+        self.hosts: set[str] = set()
+        self.ports: set[str] = set()
+        self.names: dict[str, set[str]] = {}
+
+    def all_names(self) -> set[str]:
+        return {n for names in self.names.values() for n in names}
+
+    def found(self, kind: str, name: str, why: str, why_map: dict[str, str] | None) -> None:
+        self.names.setdefault(kind, set()).add(name)
+        if why_map is not None:
+            why_map.setdefault(f"{kind} {name}", why)
+
+
+def of_call(project: str, tool: str, tool_input: dict[str, Any], cwd: str | None,
+            acts: list[dict[str, Any]], detectors: list[dict[str, Any]],
+            why: dict[str, str] | None = None) -> Context:
+    """The context of one call; ``why`` (when given) gets which word made each name."""
+    ctx = Context()
+    ctx.tool = tool
+    lowered = tool.lower()
+    ctx.words.add(lowered)
+    if lowered.startswith("mcp__"):
+        ctx.words.update(w for w in lowered.split("__")[1:] if w)
+    for key in CONTEXT_PATH_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            ctx.paths.append(value)
+    url = tool_input.get("url")
+    if isinstance(url, str):
+        _url(ctx, url)
+    command = tool_input.get("command")
+    segments = [str(a.get("segment") or "") for a in acts if a.get("segment")]
+    if not segments and isinstance(command, str):
+        segments = [command]
+    for segment in segments:
+        _segment(ctx, segment)
+    ctx.paths.append(cwd or project)
+    ctx.found("project", os.path.basename(project.rstrip("/")).lower(), "the project folder", why)
+    _detect(ctx, detectors, why)
+    return ctx
+
+
+def _segment(ctx: Context, segment: str) -> None:
+    words = [w.strip(_STRIP) for w in segment.split()]
+    program = ""
+    skip = False
+    leading = 0
+    for word in words:
+        if not word:
+            continue
+        lowered = word.lower()
+        if leading < COMMAND_WORDS and not word.startswith("-") and "=" not in word:
+            ctx.commands.append(lowered)
+            leading += 1
+        base = lowered.rsplit("/", 1)[-1]
+        if base in REMOTE and not program:
+            program = base
+        elif "://" in word:
+            _url(ctx, word)
+        elif "@" in word and not word.startswith("-"):
+            _host(ctx, word.split("@", 1)[1].split(":", 1)[0].split("/", 1)[0])
+        elif program in ("ssh", "mosh", "sftp") and not skip and not word.startswith("-") and \
+                "=" not in word:
+            _host(ctx, word.split(":", 1)[0])     # ssh [options] HOST [command]
+            program = "-"
+        elif program in ("scp", "rsync") and ":" in word and word[:1] not in "/.-":
+            _host(ctx, word.split(":", 1)[0])     # scp FILE HOST:PATH
+        skip = program in ("ssh", "mosh", "sftp") and word in _SSH_VALUES
+        if "/" in word and not word.startswith("-"):
+            ctx.paths.append(word)
+        for piece in (lowered, base):
+            if piece and len(piece) <= 64:
+                ctx.words.add(piece)
+
+
+def _url(ctx: Context, url: str) -> None:
+    rest = url.split("://", 1)[1] if "://" in url else url
+    authority = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    host, _, port = authority.partition(":")
+    _host(ctx, host)
+    if port.isdigit():
+        ctx.ports.add(port)
+
+
+def _host(ctx: Context, host: str) -> None:
+    host = host.strip("[]").lower()
+    if ":" in host and host.count(":") == 1:
+        host, port = host.split(":")
+        if port.isdigit():
+            ctx.ports.add(port)
+    if host:
+        ctx.hosts.add(host)
+        ctx.words.add(host)
+
+
+def _detect(ctx: Context, detectors: list[dict[str, Any]], why: dict[str, str] | None) -> None:
+    for det in detectors:
+        kind, name = det["kind"], det["name"]
+        word = next((w for w in det["words"] if w in ctx.words), None)
+        if word is not None:
+            ctx.found(kind, name, f"the word {word!r}", why)
+        port = next((p for p in det["ports"] if p in ctx.ports), None)
+        if port is not None:
+            ctx.found(kind, name, f"the port {port}", why)
+        for glob in det["hosts"]:
+            host = next((h for h in sorted(ctx.hosts) if glob_match(h, glob)), None)
+            if host is not None:
+                ctx.found(kind, name, f"the host {host}", why)
+        for template in det["paths"]:
+            for path in ctx.paths:
+                found = _path_name(path, template)
+                if found is not None:
+                    ctx.found(kind, name.replace("{name}", found) if "{name}" in name else name,
+                              f"the path {path}", why)
+                    break
+
+
+def glob_match(value: str, pattern: str) -> bool:
+    """fnmatch semantics (``*`` crosses ``/``); the full matcher loads only for ``?`` and ``[``."""
+    if "?" in pattern or "[" in pattern:
+        from governance.policy.wildcard import match
+
+        return match(value, pattern)
+    if "*" not in pattern:
+        return value == pattern
+    pieces = pattern.split("*")
+    if not value.startswith(pieces[0]) or not value.endswith(pieces[-1]) or \
+            len(value) < len(pieces[0]) + len(pieces[-1]):
+        return False
+    pos, limit = len(pieces[0]), len(value) - len(pieces[-1])
+    for piece in pieces[1:-1]:
+        found = value.find(piece, pos, limit)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    return True
+
+
+def _path_name(path: str, template: str) -> str | None:
+    """The component of ``path`` that ``{name}`` stands for in ``template`` (or, without
+    ``{name}``, the path itself when it matches), else None."""
+    path = path.lower()
+    if "{name}" not in template:
+        return path if glob_match(path, template) else None
+    left, right = template.split("{name}", 1)
+    parts = path.split("/")
+    for k in range(1, len(parts)):
+        name = parts[k]
+        if name and glob_match("/".join(parts[:k]) + "/", left) and \
+                glob_match("/" + "/".join(parts[k + 1:]), right or "*"):
+            return name
+    return None
+
+
+class Outcome:
+    """What the hook does with the knowledge: deny with ``reason``, or add ``context``; ``record``
+    goes into the call's ledger record, ``ignored`` are ledger records of their own."""
+
+    __slots__ = ("context", "deny", "ignored", "reason", "record", "system")
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.deny = False
+        self.reason = ""
+        self.context = ""
+        self.system = ""
+        self.record = record
+        self.ignored: list[dict[str, Any]] = []
+
+
+def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
+            sources: object = None) -> tuple[Outcome, Found, dict[str, Any]] | None:
+    """What applies to a call the matrix lets through: the outcome to fill (``record`` holds the
+    lookup's figures), what was found, and the settings; None when there is nothing to consult
+    (no knowledge, level disabled). ``knowledge.enforcement`` makes the outcome of what was
+    found; ``build`` rebuilds the index (``knowledge.indexer``) when the sources changed."""
+    started = time.perf_counter()
+    index, cache = current(project, build, sources)
+    try:
+        header = index.header
+        settings: dict[str, Any] = header["settings"]
+        if settings["level"] == "disabled" or header["empty"]:
+            return None
+        acts = decision.acts
+        primitives = {a["primitive"] for a in acts} | {decision.primitive}
+        args = (project, data["tool_name"], data["tool_input"], data.get("cwd"), acts,
+                primitives, decision.state.state)
+        try:
+            found = find(index, *args)
+        except Stale:
+            index.close()
+            index, cache = build(project), "built"
+            found = find(index, *args)
+    finally:
+        index.close()
+    record: dict[str, Any] = {"cache": cache, "risk": found.risk,
+                              "lookup_ms": round((time.perf_counter() - started) * 1000, 3)}
+    return Outcome(record), found, settings
 
 
 class Found:
@@ -53,31 +438,30 @@ class Found:
         return bool(self.sops or self.memories)
 
 
-def current(project: str) -> tuple[Index, str]:
+def current(project: str, build: Builder, sources: object = None) -> tuple[Index, str]:
     """The index for the project's sources as they are, and how it was had: ``hit`` (as stored),
     ``built`` (rebuilt now) or ``stale`` (a large memory store changed: rebuilding in the
-    background, this index is the one before)."""
-    index = Index.open(index_module.path(project))
+    background, this index is the one before). ``sources`` is the signature of
+    ``project.knowledge_sources`` when the caller has it already; ``build`` builds and stores the
+    index (``knowledge.indexer.rebuild_index``)."""
+    index = Index.open(path(project))
     if index is not None:
         header = index.header
         seen = header["signature"]
-        sources = signature([*index_module.settings_paths(project),
-                             *index_module.sop_dirs(project), *header["watched"]])
-        if sources is not None and sources == seen["sources"]:
-            stores = signature(index_module.store_paths(project))
-            if stores is not None and stores == seen["stores"]:
+        now = sources if sources is not None else signature(knowledge_sources(project))
+        if isinstance(now, tuple) and now[:4] == seen["all"][:4] and (
+                not header["watched"] or signature(header["watched"]) == seen["watched"]):
+            if now[4:] == seen["all"][4:]:
                 return index, "hit"
             if header["memories"] >= SYNC_MEMORIES:
                 _rebuild_in_background(project)
                 return index, "stale"
         index.close()
-    from governance.knowledge.indexer import rebuild
-
-    return rebuild(project)[0], "built"
+    return build(project), "built"
 
 
 def _rebuild_in_background(project: str) -> None:
-    marker = index_module.path(project) + ".building"
+    marker = path(project) + ".building"
     try:
         if time.time() - os.stat(marker).st_mtime < BACKGROUND_PAUSE:
             return
@@ -175,9 +559,8 @@ def _sops(index: Index, found: Found, ctx: Context, keys: dict[str, str],
     for key, said in keys.items():
         for number in postings.get(key, ()):
             reasons.setdefault(number, []).append(key + "\t" + said)
-    globs = index.header["globs"]
-    if globs:
-        _globs(ctx, globs, reasons)
+    if index.header["globs"]:
+        _globs(index, ctx, reasons)
     for number in sorted(reasons):
         record = index.sop(number)
         because = reasons[number]
@@ -190,22 +573,23 @@ def _sops(index: Index, found: Found, ctx: Context, keys: dict[str, str],
         found.sops.append(record)
 
 
-def _globs(ctx: Context, globs: list[tuple[str, str, int]], reasons: dict[int, list[str]]
-           ) -> None:
-    from governance.policy.wildcard import match
-
+def _globs(index: Index, ctx: Context, reasons: dict[int, list[str]]) -> None:
+    """SOPs whose host, tool or path globs match (each kind read only when the call has one)."""
     hosts = sorted(ctx.hosts | ctx.names.get("fleet", set()))
     paths = [p.lower() for p in ctx.paths]
     tool = ctx.tool.lower()
-    for kind, glob, number in globs:
-        if kind == "host":
-            hit = next((h for h in hosts if match(h, glob)), None)
-        elif kind == "tool":
-            hit = tool if match(tool, glob) else None
-        else:
-            hit = next((p for p in paths if match(p, glob) or match(p, "*/" + glob)), None)
-        if hit is not None:
-            reasons.setdefault(number, []).append(f"g:\tthe {kind} {hit} ({glob})")
+    counts = index.header["globs"]
+    for kind, values in (("host", hosts), ("tool", [tool]), ("path", paths)):
+        if not values or not counts.get(kind):
+            continue
+        for glob, number in index.globs(kind):
+            if kind == "path":
+                hit = next((p for p in values if glob_match(p, glob) or
+                            glob_match(p, "*/" + glob)), None)
+            else:
+                hit = next((v for v in values if glob_match(v, glob)), None)
+            if hit is not None:
+                reasons.setdefault(number, []).append(f"g:\tthe {kind} {hit} ({glob})")
 
 
 def _unchanged(record: dict[str, Any]) -> bool:

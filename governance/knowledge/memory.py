@@ -178,8 +178,8 @@ class MemoryStore:
             where.append("categories LIKE ?")
             params.append(f'%"{category}"%')
         if text:
-            where.append("text LIKE ?")
-            params.append(f"%{text}%")
+            where.append("instr(lower(text), lower(?)) > 0")
+            params.append(text)
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created_at DESC, seq DESC"
@@ -262,8 +262,9 @@ def _entries(entry: dict[str, Any], where: str, path: str, source: str
         when: float | None = None
         if isinstance(created, str):
             try:
-                when = float(time.mktime(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ"))
-                             - time.timezone)
+                import calendar
+
+                when = float(calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")))
             except ValueError:
                 when = None
         return [(entry.get("text"), entry.get("categories"), entry.get("confidence"),

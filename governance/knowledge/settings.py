@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from governance.errors import ConfigError
-from governance.knowledge.index import SETTINGS_NAME, settings_paths
+from governance.knowledge.lookup import SETTINGS_NAME, settings_paths
 
 NAME = SETTINGS_NAME
 LEVELS = ("strict", "advisory", "category", "disabled")

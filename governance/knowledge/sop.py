@@ -5,7 +5,7 @@ only ``preflight``, ``gotchas`` and ``credentials`` reach the model. The front m
 says when the SOP applies (lists of projects, services, hosts, technologies, tools, commands,
 paths; all optional); an SOP without ``match:`` applies when its file name matches a detected
 name (``docker-deploy.ai.sop`` <- technology ``docker``). Cold path: read when the knowledge
-index is built (``knowledge.index``), with ``yaml``.
+index is built (``knowledge.indexer``), with ``yaml``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.errors import ConfigError
-from governance.knowledge.index import SOP_SUFFIX, sop_dirs
+from governance.knowledge.lookup import SOP_SUFFIX, sop_dirs
 
 SUFFIX = SOP_SUFFIX
 SECTIONS = {"preflight": "process", "gotchas": "gotchas", "credentials": "credentials"}

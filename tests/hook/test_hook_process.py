@@ -312,9 +312,9 @@ def test_a_python_without_the_config_libraries_gets_an_actionable_message(
 
 # With knowledge to consult (an SOP), a call the matrix lets through loads the knowledge reader;
 # with none, the memo spares it (the cases above).
-KNOWLEDGE = {"governance.knowledge", "governance.knowledge.consultation",
-             "governance.knowledge.lookup", "governance.knowledge.context",
-             "governance.knowledge.index", "governance.knowledge.acknowledgment"}
+KNOWLEDGE = {"governance.knowledge", "governance.knowledge.lookup",
+             "governance.knowledge.acknowledgment",
+             "governance.knowledge.enforcement"}
 
 
 def test_knowledge_loads_only_its_reader(project: Path, pre: str) -> None:

@@ -1,5 +1,5 @@
-"""``knowledge.consultation``: the levels, acknowledgment by retry, cooldowns, the bypass, and what
-reaches the ledger."""
+"""Consulting knowledge (``lookup.consult``, ``enforcement``): the levels, acknowledgment by
+retry, cooldowns, the bypass, and what reaches the ledger."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from governance.knowledge import bypass
-from governance.knowledge.consultation import Outcome, consult
+from governance.knowledge.enforcement import apply
+from governance.knowledge.lookup import Outcome
 from governance.policy.layer import GovernanceLayer
 from tests.knowledge.test_lookup import DOCKER_SOP, memories, sop
 
@@ -27,7 +28,7 @@ def call(project: Path, command: str, session: str = "s1", now: float = NOW) -> 
     data: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": command},
                             "cwd": str(project)}
     decision = GovernanceLayer(str(project)).decide("Bash", data["tool_input"], str(project))
-    return consult(str(project), session, data, decision, now=now)
+    return apply(str(project), session, data, decision, now=now)
 
 
 def outcome(result: Outcome | None) -> str | None:

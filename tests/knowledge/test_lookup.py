@@ -1,4 +1,4 @@
-"""The knowledge index (``knowledge.indexer`` builds it, ``knowledge.index`` reads it) and the
+"""The knowledge index (``knowledge.indexer`` builds it, ``knowledge.lookup`` reads it) and the
 lookup of what applies to a call (``knowledge.lookup``)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from governance.knowledge import lookup
-from governance.knowledge.index import Index, bucket_of, stem, terms
+from governance.knowledge import indexer, lookup
 from governance.knowledge.indexer import build, rebuild
+from governance.knowledge.lookup import Index, bucket_of, stem, terms
 from governance.knowledge.memory import MemoryStore
 
 DOCKER_SOP = """---
@@ -44,7 +44,7 @@ def memories(project: Path, *items: tuple[str, list[str], float]) -> list[str]:
 
 def find(project: Path, tool: str, tool_input: dict[str, Any], primitive: str = "shell-execute",
          state: str = "DO") -> lookup.Found:
-    index, _ = lookup.current(str(project))
+    index, _ = indexer.current(str(project))
     segment = tool_input.get("command")
     acts = [{"primitive": primitive, "segment": segment}] if segment else []
     try:
@@ -143,17 +143,17 @@ def test_max_memories_keeps_the_best_then_most_confident(project: Path) -> None:
 
 def test_a_changed_sop_or_setting_rebuilds_on_the_next_lookup(project: Path) -> None:
     path = sop(project, "deploy", DOCKER_SOP)
-    assert lookup.current(str(project))[1] == "built"
-    assert lookup.current(str(project))[1] == "hit"
+    assert indexer.current(str(project))[1] == "built"
+    assert indexer.current(str(project))[1] == "hit"
     time.sleep(0.01)
     path.write_text(DOCKER_SOP.replace("docker]", "podman]"))
-    index, how = lookup.current(str(project))
+    index, how = indexer.current(str(project))
     index.close()
     assert how == "built"
     assert not find(project, "Bash", {"command": "docker ps"}).sops
     override = project / ".claude" / "governance" / "knowledge.yaml"
     override.write_text("enforcement:\n  level: strict\n")
-    index, how = lookup.current(str(project))
+    index, how = indexer.current(str(project))
     assert how == "built" and index.header["settings"]["level"] == "strict"
     index.close()
 
@@ -164,13 +164,13 @@ def test_a_large_store_that_changed_is_rebuilt_in_the_background(
     rebuild(str(project))
     monkeypatch.setattr(lookup, "SYNC_MEMORIES", 1)
     memories(project, ("another docker note", ["technical"], 0.9))
-    index, how = lookup.current(str(project))
+    index, how = indexer.current(str(project))
     index.close()
     assert how == "stale"
-    marker = Path(lookup.index_module.path(str(project)) + ".building")
+    marker = Path(lookup.path(str(project)) + ".building")
     deadline = time.time() + 30
     while time.time() < deadline:
-        index, how = lookup.current(str(project))
+        index, how = indexer.current(str(project))
         index.close()
         if how == "hit":
             break

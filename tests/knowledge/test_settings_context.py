@@ -1,4 +1,4 @@
-"""``governance.knowledge.settings`` (the configuration) and ``knowledge.context`` (what a call
+"""``governance.knowledge.settings`` (the configuration) and ``knowledge.lookup.of_call`` (what a call
 names and which detectors it trips)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from governance.errors import ConfigError
 from governance.knowledge import settings
-from governance.knowledge.context import of_call
+from governance.knowledge.lookup import of_call
 
 
 def override(project: Path, text: str) -> Path:

@@ -1,82 +1,20 @@
-"""Consulting knowledge at a tool call: find what applies, then show it or hold the call for it.
-
-The levels (``enforcement.level`` in the knowledge settings, read from the index, so a change takes
-effect on the next call):
-
-- ``strict``: the first call with knowledge the session has not acknowledged is denied, with the
-  knowledge in the reason. Retrying the same call (same tool, same input) within the cooldown runs
-  it and acknowledges that knowledge for the cooldown: other calls it applies to pass too.
-- ``advisory``: the knowledge goes into the model's context; nothing blocks. What was shown is not
-  repeated within the cooldown.
-- ``category``: strict for an SOP or memory with a category set to strict, advisory for the rest.
-- ``disabled``: no lookup.
-
-A bypass (``governance bypass``) turns strict into advisory until it expires. Knowledge never
-loosens the matrix: the hook consults it only for a call the matrix does not deny. Hot path.
+"""The levels at work: what a session has acknowledged or been shown, whether this call is held
+(strict), acknowledged (the retry of a held call) or given the knowledge (advisory), and the text
+the model reads. See ``governance.knowledge.lookup`` for the levels. Hot path, loaded only
+when knowledge applies to the call.
 """
 
 from __future__ import annotations
 
-import time
-
-from governance.knowledge import lookup
 from governance.knowledge.acknowledgment import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from governance.knowledge.lookup import Found
+    from governance.knowledge.lookup import Found, Outcome
 
 SECTION_TITLES = {"preflight": "Preflight", "gotchas": "Gotchas", "credentials": "Credentials"}
-
-
-class Outcome:
-    """What the hook does with the knowledge: deny with ``reason``, or add ``context``; ``record``
-    goes into the call's ledger record, ``ignored`` are ledger records of their own."""
-
-    __slots__ = ("context", "deny", "ignored", "reason", "record", "system")
-
-    def __init__(self, record: dict[str, Any]) -> None:
-        self.deny = False
-        self.reason = ""
-        self.context = ""
-        self.system = ""
-        self.record = record
-        self.ignored: list[dict[str, Any]] = []
-
-
-def consult(project: str, session: str, data: dict[str, Any], decision: Any,
-            now: float | None = None) -> Outcome | None:
-    """The knowledge outcome of a call the matrix lets through; None when there is nothing to
-    say (no knowledge, level disabled)."""
-    started = time.perf_counter()
-    index, cache = lookup.current(project)
-    try:
-        header = index.header
-        settings = header["settings"]
-        if settings["level"] == "disabled" or header["empty"]:
-            return None
-        acts = decision.acts
-        primitives = {a["primitive"] for a in acts} | {decision.primitive}
-        args = (project, data["tool_name"], data["tool_input"], data.get("cwd"), acts,
-                primitives, decision.state.state)
-        try:
-            found = lookup.find(index, *args)
-        except lookup.Stale:
-            index.close()
-            from governance.knowledge.indexer import rebuild
-
-            index, cache = rebuild(project)[0], "built"
-            found = lookup.find(index, *args)
-    finally:
-        index.close()
-    record: dict[str, Any] = {"cache": cache, "risk": found.risk,
-                              "lookup_ms": round((time.perf_counter() - started) * 1000, 3)}
-    if not found:
-        return Outcome(record)
-    return _enforce(project, session, data, decision, settings, found, record,
-                    time.time() if now is None else now)
 
 
 def _items(found: Found) -> list[tuple[str, list[str], dict[str, Any]]]:
@@ -84,19 +22,37 @@ def _items(found: Found) -> list[tuple[str, list[str], dict[str, Any]]]:
             *((f"mem:{m['id']}", m["categories"], m) for m in found.memories)]
 
 
-def _strict(settings: dict[str, Any], categories: list[str]) -> bool:
+def strict_for(settings: dict[str, Any], categories: list[str]) -> bool:
     level = settings["level"]
     if level != "category":
         return bool(level == "strict")
     return any(settings["categories"].get(c) == "strict" for c in categories)
 
 
-def _enforce(project: str, session: str, data: dict[str, Any], decision: Any,
-             settings: dict[str, Any], found: Found, record: dict[str, Any],
-             now: float) -> Outcome:
+def apply(project: str, session: str, data: dict[str, Any], decision: Any,
+          now: float | None = None) -> Outcome | None:
+    """Consult and enforce in one step, as the hook does (``governance.hook.run``)."""
+    import time
+
+    from governance.knowledge.indexer import rebuild_index
+    from governance.knowledge.lookup import consult
+
+    looked = consult(project, data, decision, rebuild_index)
+    if looked is None:
+        return None
+    outcome, found, settings = looked
+    if found:
+        enforce(project, session, data, settings, found, outcome,
+                time.time() if now is None else now)
+    return outcome
+
+
+def enforce(project: str, session: str, data: dict[str, Any], settings: dict[str, Any],
+            found: Found, outcome: Outcome, now: float) -> Outcome:
+    """Hold, acknowledge or show the found knowledge, as the level says; fills ``outcome``."""
     from governance.ledger.chain import digest
 
-    outcome = Outcome(record)
+    record = outcome.record
     cooldown = settings["cooldown_minutes"] * 60.0
     items = _items(found)
     call = digest({"tool": data["tool_name"], "input": data["tool_input"]})
@@ -109,7 +65,7 @@ def _enforce(project: str, session: str, data: dict[str, Any], decision: Any,
         outcome.ignored = [_ignored(entry, session) for entry in state.expired_blocks()]
         fresh = [item for item in items if not state.was_shown(item[0])]
         strict = [item for item in items
-                  if _strict(settings, item[1]) and not state.acknowledged(item[0])]
+                  if strict_for(settings, item[1]) and not state.acknowledged(item[0])]
         if strict:
             from governance.knowledge import bypass
 

@@ -1,0 +1,226 @@
+"""``just bench`` (knowledge part): the PreToolUse hook with 1,000 SOPs and 100,000 memories.
+
+Paired ratios against a bare interpreter, as ``governance.bench.hooks``: a call that nothing
+matches stays within the core target (<= 1.7x), a call with matches <= 2.5x. Each measured call
+comes from its own session, so every matching call really finds, renders and records its
+knowledge (within a session it would be shown once per cooldown). Then a repeated-pattern workload
+(a few hundred calls cycling through ten commands, with memory and decision changes on the way)
+prints the index's hit rate and the lookup time percentiles from ``governance knowledge stats``.
+Exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from governance.bench.hooks import MEMORY_TARGET_KIB, PRE_TARGET, REPO, pristine_python
+
+MATCH_TARGET = 2.5
+HIT_TARGET = 0.8
+SOPS = 1000
+MEMORIES = 100_000
+TECHNOLOGIES = ("docker", "kubernetes", "terraform", "postgres", "git", "python", "node", "ssh")
+
+RUNNER = r"""
+import json, os, sys, time, statistics
+floor, hook, stdins, rounds = json.loads(sys.argv[1])
+env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def spawn(argv, path):
+    actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+    if path:
+        actions.append((os.POSIX_SPAWN_OPEN, 0, path, os.O_RDONLY, 0))
+    start = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
+    _, status, usage = os.wait4(pid, 0)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss
+for k in range(3):
+    spawn(hook, stdins[k % len(stdins)])
+ratios, peaks, times = [], [], []
+for k in range(rounds):
+    base = spawn(floor, None)[0]
+    spent, code, peak = spawn(hook, stdins[(k + 3) % len(stdins)])
+    if code != 0:
+        sys.exit(f"hook exited {code}")
+    ratios.append(spent / base); peaks.append(peak); times.append(spent)
+print(json.dumps({"ratio": statistics.median(ratios), "peak_kib": max(peaks),
+                  "ms": statistics.median(times) * 1000}))
+"""
+
+
+def _words(rng: random.Random, vocabulary: list[str], count: int) -> str:
+    # Zipf-like: a few words are common, most are rare
+    return " ".join(vocabulary[min(int(rng.paretovariate(1.1)) - 1, len(vocabulary) - 1)]
+                    if rng.random() < 0.5 else rng.choice(vocabulary) for _ in range(count))
+
+
+def populate(project: Path, sops: int = SOPS, memories: int = MEMORIES, seed: int = 7) -> None:
+    """``sops`` SOP files and ``memories`` memories, of the shapes teams write."""
+    from governance.knowledge.memory import MemoryStore
+
+    rng = random.Random(seed)
+    vocabulary = [f"{rng.choice('bcdfghklmnprstvz')}{rng.choice('aeiou')}"
+                  f"{rng.choice('bcdfghklmnprstvz')}{i:05d}" for i in range(30_000)]
+    folder = project / ".claude" / "sops"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(sops):
+        kind = i % 5
+        if kind == 0:
+            front = f"match:\n  services: [svc-{i:04d}]\n  hosts: ['node-{i:04d}.internal']\n"
+        elif kind == 1:
+            front = f"match:\n  commands: [tool{i:04d} deploy]\n"
+        elif kind == 2:
+            front = f"match:\n  projects: [project-{i:04d}]\n"
+        elif kind == 3:
+            front = f"match:\n  hosts: ['10.{i // 250}.{i % 250}.*']\n"
+        else:
+            front = ""
+        body = (f"# Runbook {i}\n\n## Preflight\n- {_words(rng, vocabulary, 25)}\n"
+                f"- {_words(rng, vocabulary, 20)}\n\n## Gotchas\n- {_words(rng, vocabulary, 30)}\n"
+                f"\n## Credentials\n- vault item team-{i % 40}/runbook-{i}\n")
+        name = f"runbook-{i:04d}" if front else f"area{i:04d}-notes"
+        (folder / f"{name}.ai.sop").write_text((f"---\n{front}---\n" if front else "") + body)
+    (folder / "docker-deploy.ai.sop").write_text(
+        (REPO / "examples" / "sops" / "docker-deploy.ai.sop").read_text())
+    items = []
+    categories = ("process", "technical", "security", "gotchas", "credentials")
+    for i in range(memories):
+        words = _words(rng, vocabulary, rng.randint(8, 20))
+        if i % 1000 == 0:
+            words += f" {TECHNOLOGIES[(i // 1000) % len(TECHNOLOGIES)]} compose volumes"
+        items.append((f"{words} (note {i})", [categories[i % 5]], round(rng.uniform(0.3, 1.0), 2),
+                      "bench", None))
+    with MemoryStore.for_project(str(project)) as store:
+        store.add_many(items)
+
+
+def _payloads(project: Path, out: Path, name: str, command: str, sessions: int) -> list[str]:
+    paths = []
+    for k in range(sessions):
+        payload = {"session_id": f"bench-{name}-{k}", "transcript_path": "/dev/null",
+                   "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": command}, "tool_use_id": f"toolu_{k:06d}",
+                   "permission_mode": "default"}
+        path = out / f"{name}-{k}.json"
+        path.write_text(json.dumps(payload))
+        paths.append(str(path))
+    return paths
+
+
+def measure(floor: list[str], hook: list[str], stdins: list[str], rounds: int) -> dict[str, float]:
+    done = subprocess.run([floor[0], "-I", "-c", RUNNER, json.dumps([floor, hook, stdins, rounds])],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark runner failed: {done.stderr.strip()}")
+    result: dict[str, float] = json.loads(done.stdout)
+    return result
+
+
+def workload(project: Path, hook: list[str], out: Path, calls: int) -> dict[str, object]:
+    """Repeated patterns: ten commands in turn; every 100 calls a memory added (the command
+    rebuilds the index) and a decision recorded and reviewed (reviewed patterns are memories: the
+    next call finds the index stale and it is rebuilt in the background)."""
+    from governance.commands.knowledge import stats
+
+    commands = ["docker compose ps", "ls -la src", "git status", "kubectl get pods",
+                "terraform plan", "psql -c 'select 1'", "ssh node-0005.internal uptime",
+                "tool0001 deploy --dry-run", "npm test", "cat README.md"]
+    paths = {c: _payloads(project, out, f"w{i}", c, 1)[0] for i, c in enumerate(commands)}
+    python = sys.executable
+    for k in range(calls):
+        if k and k % 100 == 0:
+            subprocess.run([python, "-m", "governance.commands", "memory", "add",
+                            f"bench workload note {k} about docker compose volumes",
+                            "--category", "gotchas", "--project", str(project)],
+                           capture_output=True, check=True)
+            from governance.decisions.store import DecisionStore
+
+            store = DecisionStore.for_project(str(project))
+            try:
+                decision = store.record(
+                    {"description": f"bench decision {k}", "category": "tooling", "stakes": "low",
+                     "confidence": 0.7, "reasons": [], "tags": [], "context": "",
+                     "pattern": "pin docker compose images by digest"}, "bench")
+                store.review(decision["id"], "success")
+            finally:
+                store.close()
+        with open(paths[commands[k % len(commands)]], "rb") as fh:
+            subprocess.run(hook, stdin=fh, capture_output=True, check=True)
+    time.sleep(0.5)
+    return stats(str(project))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="governance-bench-knowledge", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=25, help="paired runs per case")
+    parser.add_argument("--sops", type=int, default=SOPS)
+    parser.add_argument("--memories", type=int, default=MEMORIES)
+    parser.add_argument("--calls", type=int, default=300, help="calls of the workload")
+    parser.add_argument("--cache", default=str(REPO / ".bench"), help="where the pristine venv lives")
+    args = parser.parse_args(argv)
+    from governance.bench.hooks import _project
+    from governance.install import settings
+    from governance.knowledge.indexer import rebuild
+
+    floor = [pristine_python(Path(args.cache) / "pristine-venv"), "-I", "-c", "pass"]
+    root = Path(tempfile.mkdtemp(prefix="governance-bench-knowledge-"))
+    failures = 0
+    try:
+        project = _project(root, "shop-api", False)
+        started = time.perf_counter()
+        populate(project, args.sops, args.memories)
+        filled = time.perf_counter() - started
+        _index, summary = rebuild(str(project))
+        print(f"knowledge: {summary['sops']} SOPs, {summary['memories']} memories "
+              f"(written in {filled:.1f} s); index {summary['bytes'] / 2**20:.1f} MiB, "
+              f"{summary['keys']} keys, {summary['common_terms']} common terms dropped, "
+              f"built in {summary['seconds']:.2f} s")
+        commands = settings.our_commands(settings.load(settings.settings_path(str(project))))
+        hook = shlex.split(commands["PreToolUse"][0])
+        out = root / "payloads"
+        out.mkdir()
+        cases = [("no match", "ls -la src", PRE_TARGET),
+                 ("no match, pipeline", "cat access.log | grep -v healthz | sort | uniq -c | "
+                                        "sort -rn | head -20", PRE_TARGET),
+                 ("match: SOP + memories", "docker compose up -d", MATCH_TARGET),
+                 ("match: host glob SOP", "ssh 10.3.18.4 uptime", MATCH_TARGET)]
+        print(f"floor: {' '.join(floor)}   rounds: {args.rounds}")
+        print(f"{'case':<26} {'command':<42} {'ratio':>6} {'target':>6} {'ms':>7} {'peak MiB':>9}")
+        for name, command, target in cases:
+            stdins = _payloads(project, out, name.replace(" ", "-").replace(":", ""), command,
+                               args.rounds + 3)
+            result = measure(floor, hook, stdins, args.rounds)
+            ok = result["ratio"] <= target and result["peak_kib"] < MEMORY_TARGET_KIB
+            failures += not ok
+            shown = command if len(command) <= 40 else command[:37] + "..."
+            print(f"{name:<26} {shown:<42} {result['ratio']:>6.2f} {target:>6.2f} "
+                  f"{result['ms']:>7.2f} {result['peak_kib'] / 1024:>9.1f}"
+                  + ("" if ok else "   MISSED"))
+        figures = workload(project, hook, out, args.calls)
+        rate = figures["cache_hit_rate"]
+        lookup = figures["lookup_ms"]
+        ok = isinstance(rate, float) and rate >= HIT_TARGET
+        failures += not ok
+        print(f"workload: {args.calls} calls over 10 commands: index {figures['cache']}, hit rate "
+              f"{rate:.0%} (target >= {HIT_TARGET:.0%})" + ("" if ok else "   MISSED"))
+        if isinstance(lookup, dict):
+            print(f"lookup time: p50 {lookup['p50']:.2f} ms, p95 {lookup['p95']:.2f} ms, "
+                  f"p99 {lookup['p99']:.2f} ms; injected {figures['injected']}, "
+                  f"repeats {figures['repeat']}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("all knowledge targets met" if not failures else f"{failures} knowledge target(s) missed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
