@@ -47,6 +47,7 @@ bench: setup
     {{py}} -m governance.bench.hooks || status=$?
     {{py}} -m governance.bench.ledger || status=$?
     {{py}} -m governance.bench.decisions || status=$?
+    {{py}} -m governance.bench.knowledge || status=$?
     exit $status
 
 # register the hooks in a project's .claude/settings.json

@@ -10,8 +10,8 @@ concurrent hooks read either the old index or the new one.
 
 Layout of ``.claude/governance/.cache/knowledge.index``::
 
-    b"GKI1" | u32 header length | header (marshal) | globs by kind | bucket table | buckets
-    | SOP table | SOP records | memory table | memory records | postings
+    b"GKI1" | u32 header length | header (marshal) | globs by kind | key filter | bucket table
+    | buckets | SOP table | SOP records | memory table | memory records | postings
 
 - The header holds the signature of the sources (configs, SOP folders and files, memory stores),
   the compiled settings and detectors, and where each part starts. The SOP match globs follow it,
@@ -22,7 +22,8 @@ Layout of ``.claude/governance/.cache/knowledge.index``::
   table gives each bucket's start (u32, little-endian), and a bucket is a marshalled dict
   key -> (offset, count) of its posting list, an array of native u32 in the postings region at the
   end of the file. Only the buckets of the call's keys are read, and only the postings of the keys
-  that are there.
+  that are there. Before that, a key filter (a bitmap of the keys' hashes, 16 bits per key, one
+  byte read per key) rules most absent keys out without reading their bucket.
 - Memories are numbered by confidence, highest first, so a posting list is already in the order
   they are shown, and "confidence >= threshold" is "number < the threshold's limit" (the header
   holds a limit per risk class). A term in more than 5% of the memories (and more than 500) is
@@ -43,7 +44,7 @@ from typing import Any
 
 from governance.knowledge import lookup as index_module
 from governance.knowledge import settings as settings_module
-from governance.knowledge.lookup import Index, bucket_of, terms
+from governance.knowledge.lookup import Index, bucket_of, fnv, terms
 from governance.project import (
     KNOWLEDGE_MEMO,
     cache_file,
@@ -61,6 +62,7 @@ POSTINGS_MAX = 2000   # entries kept per term (the most confident)
 WATCH_MAX = 200       # up to this many SOP files are stat'ed on every call; beyond, their folders
 SYNC_MEMORIES = 5000  # a store this small is rebuilt at once; a larger one in the background
 KEYS_PER_BUCKET = 8
+FILTER_BITS_PER_KEY = 16  # a key filter (one bit per key's hash): about 6% of absent keys pass
 GLOB_CHARS = "*?["
 
 
@@ -191,10 +193,19 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
         at += len(raw)
     blobs = [marshal.dumps(b) if b else b"" for b in buckets]
     header["item_size"] = array("I").itemsize
+    bits = 1024
+    while bits < FILTER_BITS_PER_KEY * len(keys):
+        bits *= 2
+    bitmap = bytearray(bits // 8)
+    for key in keys:
+        bit = fnv(key) % bits
+        bitmap[bit >> 3] |= 1 << (bit & 7)
+    header["filter"] = [0, bits]
     header["buckets"] = count
     # the header's size depends on the offsets it holds: lay out until its size settles
     for key in ("bucket_table", "sop_table", "memory_table", "postings"):
         header[key] = 0
+    header["filter"] = [0, 0]
     glob_blobs = {kind: marshal.dumps(items) for kind, items in sorted(globs.items())}
     header["glob_spans"] = {kind: [0, 0] for kind in glob_blobs}
     for _ in range(4):
@@ -203,6 +214,8 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
         for kind, blob in glob_blobs.items():
             header["glob_spans"][kind] = [offset, offset + len(blob)]
             offset += len(blob)
+        header["filter"] = [offset, bits]
+        offset += len(bitmap)
         header["bucket_table"] = offset
         offset += 4 * (count + 1)
         bucket_starts = []
@@ -238,6 +251,7 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
         raise ConfigError("the knowledge index would be larger than 4 GB",
                           file=index_module.NAME, fix="remove memories you no longer need")
     parts = [index_module.MAGIC, len(head).to_bytes(4, "little"), head, *glob_blobs.values(),
+             bytes(bitmap),
              _table(bucket_starts), *blobs, _table(sop_starts), *sops,
              _table(memory_starts), *memories, *postings]
     return b"".join(parts)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     Builder = Callable[[str], "Index"]
 
 MAGIC = b"GKI1"
-FORMAT = 3
+FORMAT = 4
 NAME = "knowledge.index"
 FIRST_READ = 16384
 _SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "-_."}
@@ -90,12 +90,16 @@ def terms(text: str) -> set[str]:
     return found
 
 
-def bucket_of(key: str, buckets: int) -> int:
-    """FNV-1a (32 bit) of the key's UTF-8 bytes, modulo the bucket count."""
+def fnv(key: str) -> int:
+    """FNV-1a (32 bit) of the key's UTF-8 bytes: the same in every process."""
     value = 0x811C9DC5
     for byte in key.encode():
         value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value % buckets
+    return value
+
+
+def bucket_of(key: str, buckets: int) -> int:
+    return fnv(key) % buckets
 
 
 class Index:
@@ -152,8 +156,12 @@ class Index:
         if not count:
             return {}
         by_bucket: dict[int, list[str]] = {}
+        start, bits = header["filter"]
         for key in keys:
-            by_bucket.setdefault(bucket_of(key, count), []).append(key)
+            value = fnv(key)
+            bit = value % bits
+            if self._read(start + (bit >> 3), 1)[0] >> (bit & 7) & 1:   # else surely absent
+                by_bucket.setdefault(value % count, []).append(key)
         found: dict[str, list[int]] = {}
         base, size = header["postings"], header["item_size"]
         for number in sorted(by_bucket):
@@ -508,14 +516,18 @@ def find(index: Index, project: str, tool: str, tool_input: dict[str, Any], cwd:
     settings = header["settings"]
     why: dict[str, str] | None = {} if explain else None
     ctx = of_call(project, tool, tool_input, cwd, acts, settings["detectors"], why)
-    command_terms = terms(" ".join(ctx.commands))
+    spoken: dict[str, str] = {}          # term -> the command word it comes from
+    for word in set(ctx.commands):
+        for term in terms(word):
+            spoken.setdefault(term, word)
+    command_terms = set(spoken)
     name, threshold = risk_of(settings, primitives, ctx.words | command_terms, state)
     found = Found(ctx, name, threshold)
     if why is not None:
         found.why.update(why)
     if header["empty"]:
         return found
-    keys, weights = _keys(ctx, project, command_terms)
+    keys, weights = _keys(ctx, project, spoken)
     postings = index.postings(set(keys) | set(weights))
     _sops(index, found, ctx, keys, postings, command_terms)
     limit = header["limits"].get(name, 0)
@@ -524,7 +536,7 @@ def find(index: Index, project: str, tool: str, tool_input: dict[str, Any], cwd:
     return found
 
 
-def _keys(ctx: Context, project: str, command_terms: set[str]
+def _keys(ctx: Context, project: str, spoken: dict[str, str]
           ) -> tuple[dict[str, str], dict[str, int]]:
     """SOP keys (key -> what it stands for) and memory terms (``m:`` key -> weight)."""
     keys: dict[str, str] = {f"t:{ctx.tool.lower()}": f"the tool {ctx.tool}"}
@@ -541,10 +553,9 @@ def _keys(ctx: Context, project: str, command_terms: set[str]
     for host in ctx.hosts:
         keys[f"h:{host}"] = f"the host {host}"
         weights.setdefault("m:" + host, 1)
-    spoken = {t: word for word in ctx.commands for t in terms(word)}
-    for word in command_terms:
-        keys[f"c:{word}"] = f"the command word {spoken.get(word, word)!r}"
-        weights.setdefault("m:" + word, 1)
+    for term, word in spoken.items():
+        keys[f"c:{term}"] = f"the command word {word!r}"
+        weights.setdefault("m:" + term, 1)
     root = project.rstrip("/") + "/"
     for path in ctx.paths[:-1]:          # the last one is the working directory
         inside = path[len(root):] if path.startswith(root) else path
