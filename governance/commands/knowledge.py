@@ -83,14 +83,18 @@ def _explain(args: argparse.Namespace, project: str) -> int:
                                fix=f"use one of {', '.join(layer.matrix['states'])}")
         layer._state = StateView(args.state, source="given")
     decision = layer.decide(tool, tool_input, None)
-    from governance.knowledge.indexer import current
+    from governance.knowledge.indexer import current, rebuild_index
 
     index, cache = current(project)
     try:
         settings = index.header["settings"]
         primitives = {a["primitive"] for a in decision.acts} | {decision.primitive}
-        found = lookup.find(index, project, tool, tool_input, None, decision.acts, primitives,
-                            decision.state.state, explain=True)
+        args_ = (project, tool, tool_input, None, decision.acts, primitives, decision.state.state)
+        found = lookup.find(index, *args_, explain=True)
+        if found.stale:    # a matched SOP changed since the index was built
+            index.close()
+            index, cache = rebuild_index(project), "built"
+            found = lookup.find(index, *args_, explain=True)
     finally:
         index.close()
     ctx = found.context

@@ -28,7 +28,9 @@ MAGIC = b"GKI1"
 FORMAT = 4
 NAME = "knowledge.index"
 FIRST_READ = 16384
-_SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) not in "-_."}
+_PUNCTUATION = ("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14"
+                "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f !\"#$%&'()*+,/:;<=>?@[\\]^`{|}~\x7f")
+_SEPARATORS = str.maketrans(_PUNCTUATION, " " * len(_PUNCTUATION))   # ASCII but letters, digits, -_.
 STOP = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
     "has", "have", "if", "in", "into", "is", "it", "its", "may", "must", "no", "not", "of", "on",
@@ -416,9 +418,8 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
         primitives = {a["primitive"] for a in acts} | {decision.primitive}
         args = (project, data["tool_name"], data["tool_input"], data.get("cwd"), acts,
                 primitives, decision.state.state)
-        try:
-            found = find(index, *args)
-        except Stale:
+        found = find(index, *args)
+        if found.stale:
             index.close()
             index, cache = build(project), "built"
             found = find(index, *args)
@@ -432,7 +433,7 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
 class Found:
     """What applies to one call, and why."""
 
-    __slots__ = ("context", "memories", "risk", "sops", "threshold", "why")
+    __slots__ = ("context", "memories", "risk", "sops", "stale", "threshold", "why")
 
     def __init__(self, context: Context, risk: str, threshold: float) -> None:
         self.context = context
@@ -441,6 +442,7 @@ class Found:
         self.sops: list[dict[str, Any]] = []
         self.memories: list[dict[str, Any]] = []
         self.why: dict[str, str] = {}
+        self.stale = False     # a matched SOP file changed after the index was built
 
     def __bool__(self) -> bool:
         return bool(self.sops or self.memories)
@@ -578,8 +580,9 @@ def _sops(index: Index, found: Found, ctx: Context, keys: dict[str, str],
         if all(r.startswith("c:") for r in because) and not any(
                 set(words) <= command_terms for words in record["commands"]):
             continue
-        if not _unchanged(record):
-            raise Stale(record["path"])
+        if not _unchanged(record):      # changed since the index was built: rebuild first
+            found.stale = True
+            return
         record["why"] = sorted({r.split("\t", 1)[1] for r in because})
         found.sops.append(record)
 
@@ -631,7 +634,3 @@ def _memories(index: Index, found: Found, weights: dict[str, int],
         record = index.memory(number)
         record["why"] = sorted(shared[number])
         found.memories.append(record)
-
-
-class Stale(Exception):
-    """A matched SOP file changed after the index was built (its folder is not watched)."""

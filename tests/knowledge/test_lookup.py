@@ -212,3 +212,25 @@ def test_the_index_survives_a_read_only_project(project: Path) -> None:
         assert "not_stored" in summary and index.header["sops"] == 1
     finally:
         os.chmod(cache, 0o700)
+
+
+def test_an_unwatched_sop_edited_in_place_is_rebuilt_before_it_is_shown(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from governance.knowledge import indexer as indexer_module
+    from governance.knowledge.enforcement import apply
+    from governance.policy.layer import GovernanceLayer
+
+    monkeypatch.setattr(indexer_module, "WATCH_MAX", 0)      # as with more than 200 SOPs
+    path = sop(project, "deploy", DOCKER_SOP)
+    rebuild(str(project))
+    time.sleep(0.01)
+    path.write_text(DOCKER_SOP.replace("Run docker compose config first.", "Ask in #deploys."))
+    index, how = indexer.current(str(project))
+    index.close()
+    assert how == "hit"                 # the folder did not change: the index looks current
+    data: dict[str, Any] = {"tool_name": "Bash", "tool_input": {"command": "docker ps"},
+                            "cwd": str(project)}
+    decision = GovernanceLayer(str(project)).decide("Bash", data["tool_input"], str(project))
+    outcome = apply(str(project), "s1", data, decision)
+    assert outcome is not None and outcome.record["cache"] == "built"
+    assert "Ask in #deploys." in outcome.context
