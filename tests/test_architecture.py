@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
     {"<root>"},
     {"shell", "ledger"},
     {"policy"},
+    {"intent"},
     {"decisions"},
     {"knowledge"},
     {"hook"},
