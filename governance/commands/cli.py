@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "memory": ("governance.commands.memory", "add, list, show, remove, import or export memories"),
     "knowledge": ("governance.commands.knowledge", "what knowledge a call gets and why; stats; "
                                                    "reindex"),
+    "intent": ("governance.commands.intent", "list, show, select, clear or declare intents"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
 }

@@ -44,7 +44,26 @@ def run(args: argparse.Namespace) -> int:
         from governance.commands.accept import record_matrix
 
         print(record_matrix(project, compiled, override, config_hash))
-    return _knowledge(project, args.strict)
+    knowledge = _knowledge(project, args.strict)
+    return _intents(project) or knowledge
+
+
+def _intents(project: str) -> int:
+    """The declared intents (``.orchestration/active_intents.yaml``), when the file exists."""
+    from governance.errors import ConfigError
+    from governance.intent import spec
+
+    if not os.path.exists(spec.path(project)):
+        return 0
+    try:
+        intents = spec.load(project)
+    except ConfigError as exc:
+        print(f"error: {exc.render()}")
+        print("intents: INVALID")
+        return 1
+    active = sum(i.status == "active" for i in intents)
+    print(f"intents: OK: {len(intents)} intent(s), {active} active ({spec.path(project)})")
+    return 0
 
 
 def _knowledge(project: str, strict: bool) -> int:
