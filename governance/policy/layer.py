@@ -242,8 +242,11 @@ class GovernanceLayer:
         for act in acts:
             decision = self.check_activity(act.primitive, view, context)
             decision.segment = decision.segment or act.segment
-            records.append({"primitive": act.primitive, "segment": act.segment,
-                            "reason": act.reason, "action": decision.action})
+            record: dict[str, Any] = {"primitive": act.primitive, "segment": act.segment,
+                                      "reason": act.reason, "action": decision.action}
+            if act.targets is not None:
+                record["targets"] = act.targets
+            records.append(record)
             if best is None or SEVERITY[decision.action] > SEVERITY[best.action] or (
                     SEVERITY[decision.action] == SEVERITY[best.action]
                     and act.primitive == "governance-admin"):

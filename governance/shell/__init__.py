@@ -11,9 +11,12 @@ from __future__ import annotations
 class Act:
     """One thing a tool call does: its primitive, the text it came from, and why."""
 
-    __slots__ = ("primitive", "reason", "segment")
+    __slots__ = ("primitive", "reason", "segment", "targets")
 
     def __init__(self, primitive: str, segment: str = "", reason: str = "") -> None:
         self.primitive = primitive
         self.segment = segment
         self.reason = reason
+        # the files the act writes or deletes, as the shell analysis found them ("?" for one it
+        # cannot name); None when it names none
+        self.targets: list[str] | None = None

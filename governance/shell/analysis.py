@@ -134,7 +134,7 @@ class _Analysis:
         self.checked: dict[str, bool] = {}    # path -> protected, for a path named again
         self.limits = limits
         self.acts: list[Act] = []
-        self.seen: set[tuple[str, str]] = set()
+        self.seen: dict[tuple[str, str], Act] = {}
         self.vars: dict[str, str | None] = {}
         self.files: dict[str, object] = {}  # written earlier in this command: path -> text
         self.cwd: str | None = ""
@@ -146,8 +146,8 @@ class _Analysis:
     def add(self, primitive: str, segment: str, reason: str) -> None:
         key = (primitive, segment)
         if key not in self.seen:
-            self.seen.add(key)
-            self.acts.append(Act(primitive, _clip(segment), reason))
+            act = self.seen[key] = Act(primitive, _clip(segment), reason)
+            self.acts.append(act)
 
     def resolve(self, fields: list[str | None], globs: list[bool], raws: list[str], cmd: Simple,
                 seg: str, depth: int) -> None:
@@ -432,11 +432,25 @@ class _Analysis:
         if value is not None and (value in safe or value.startswith("/dev/fd/")):
             return
         self.add(primitive, seg, reason)
+        act = self.seen[(primitive, seg)]
+        act.targets = [*(act.targets or ()), self.where(value)]
         if self.protected(value, raw) or (folder and self.holds_protected(
                 value, direct=folder == "direct")):
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
+
+    def where(self, value: str | None) -> str:
+        """A target as a path: absolute, or relative to the call's working directory; "?" when
+        it cannot be named (a run-time value, a glob, after a ``cd`` to an unknown folder)."""
+        if value is None or any(c in value for c in _GLOB_CHARS):
+            return "?"
+        path = os.path.expanduser(value)
+        if os.path.isabs(path):
+            return os.path.normpath(path)
+        if self.cwd is None:
+            return "?"
+        return os.path.normpath(os.path.join(self.cwd, path)) if self.cwd else path
 
     def is_protected(self, path: str) -> bool:
         known = self.checked.get(path)
