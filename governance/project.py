@@ -24,6 +24,8 @@ GUARDRAILS_NAME = "guardrails.yaml"
 GUARDRAILS_MEMO = "guardrails-sources.marshal"
 KNOWLEDGE_MEMO = "knowledge-sources.marshal"   # {"quiet": True}: no knowledge to consult
 REVIEWS_STAMP = "decisions.reviewed"   # touched by each review of a decision
+INTENTS_FOLDER = ".orchestration"       # the declared intents, versioned with the code
+INTENTS_NAME = "active_intents.yaml"
 # Present while Claude Code's sandbox is part of governance (what `governance sandbox on` added).
 SANDBOX_MANIFEST = "sandbox.json"
 

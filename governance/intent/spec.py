@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from governance.errors import ConfigError
+from governance.project import INTENTS_FOLDER as FOLDER
+from governance.project import INTENTS_NAME as NAME
 
-FOLDER = ".orchestration"
-NAME = "active_intents.yaml"
 STATUSES = ("active", "done", "blocked")
 KEYS = ("id", "title", "status", "owned_scope", "constraints", "acceptance_criteria")
 ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
