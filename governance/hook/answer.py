@@ -27,8 +27,9 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def state_line(state: str, blocked: list[str]) -> str:
-    return f"[STATE: {state}] Blocked: {', '.join(sorted(blocked)) or 'none'}"
+def state_line(state: str, blocked: list[str], intent: str = "") -> str:
+    named = f" [INTENT: {intent}]" if intent else ""
+    return f"[STATE: {state}]{named} Blocked: {', '.join(sorted(blocked)) or 'none'}"
 
 
 def _subject(decision: Decision) -> str:
@@ -44,8 +45,8 @@ def instead(decision: Decision, allowed_in: list[str]) -> str:
     """What the agent can do instead of a denied call."""
     if decision.redirect_to:
         return f"Use {decision.redirect_to} instead."
-    if decision.rule_key.startswith("guardrails."):
-        return ""  # a guardrail's message carries its own suggestion
+    if decision.rule_key.startswith("guardrails.") or decision.rule_key == "settings.require_intent":
+        return ""  # a guardrail's or the intent check's message carries its own suggestion
     others = [s for s in allowed_in if s != decision.state.state]
     if decision.primitive == "governance-admin" or not others:
         return "Continue without it, or ask the user to make this change from a terminal."
@@ -55,9 +56,9 @@ def instead(decision: Decision, allowed_in: list[str]) -> str:
 
 
 def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
-                 grant_on_allow: bool = False) -> dict[str, Any]:
+                 grant_on_allow: bool = False, intent: str = "") -> dict[str, Any]:
     state = decision.state
-    lines = [state_line(state.state, blocked)]
+    lines = [state_line(state.state, blocked, intent)]
     if state.note:
         lines.append(state.note)
     out: dict[str, Any] = {"hookEventName": "PreToolUse"}

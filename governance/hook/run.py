@@ -209,6 +209,21 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None
         decision.message = f"{decision.message} Also: {text}".strip()
 
 
+def _apply_intent(project: str, data: dict[str, Any], decision: Any) -> str:
+    """``require_intent``: a change needs an active intent and stays in its scope
+    (``governance.intent.guard``). Returns the active intent as the context line names it."""
+    from governance.intent.guard import check
+
+    verdict = check(project, payload.session_id(data), decision.state.work_item,
+                    data["tool_name"], data["tool_input"], data.get("cwd"), decision.acts)
+    if verdict.denied and not decision.denies:
+        decision.action = "block"
+        decision.message = verdict.reason
+        decision.rule_key = "settings.require_intent"
+    active = verdict.active
+    return f"{active['id']} {active['title']}" if active else ""
+
+
 def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
     """The knowledge outcome (``governance.knowledge.lookup``), or None. Knowledge that
     cannot be consulted (a broken knowledge configuration, say) does not undo the matrix's
@@ -278,15 +293,19 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         tool_input = data["tool_input"]
         decision = layer.decide(data["tool_name"], tool_input, data.get("cwd"))
         decision.tool = data["tool_name"]
+        settings = layer.matrix["settings"]
+        intent = ""
+        if settings.get("require_intent"):
+            intent = _apply_intent(run.project or "", data, decision)
         if not decision.denies:
             _apply_guardrails(run.project or "", data, decision)
         knowledge = None if decision.denies else _consult_knowledge(run, data, decision)
         state = decision.state.state
-        settings = layer.matrix["settings"]
         reply = answer.pre_tool_use(decision, layer.blocked_primitives(state),
                                      matrix_module.allowed_states(layer.matrix, decision.primitive)
                                      if decision.denies else [],
-                                     grant_on_allow=bool(settings["grant_on_allow"]))
+                                     grant_on_allow=bool(settings["grant_on_allow"]),
+                                     intent=intent)
         unaccepted = _unaccepted(run, decision.state, settings=True)
         if unaccepted:
             said = reply.get("systemMessage")
@@ -306,6 +325,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
             record["knowledge"] = knowledge.record
         if unaccepted:
             record["unaccepted"] = sorted(unaccepted)
+        if intent:
+            record["intent"] = intent.split(" ", 1)[0]
         record["map_rule"] = decision.map_rule
         record["decision"] = reply["hookSpecificOutput"].get("permissionDecision", "none")
         record["input_sha256"] = chain.digest(tool_input)

@@ -31,6 +31,7 @@ class Rule(_Strict):
 class Settings(_Strict):
     on_error: Literal["allow", "block"] = "allow"
     grant_on_allow: bool = False
+    require_intent: bool = False
     fallback_state: str = "EXPLORE"
     ledger_max_bytes: int = Field(default=50 * 1024 * 1024, gt=0)
 

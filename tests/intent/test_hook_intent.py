@@ -1,0 +1,69 @@
+"""``require_intent`` through the installed PreToolUse hook: denied without an intent, the context
+line names the active one, out-of-scope writes denied, off by default."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.intent import selection
+from tests.helpers import hook_command, install, run_command, set_state
+from tests.intent.test_spec_selection import declare
+
+
+@pytest.fixture
+def pre(project: Path) -> str:
+    install(project)
+    set_state(project, "implementation-cycle/DO")
+    declare(project)
+    return hook_command(project, "PreToolUse")
+
+
+def require(project: Path) -> None:
+    from tests.helpers import accept
+
+    path = project / ".claude" / "governance" / "activity_matrix.yaml"
+    path.write_text("version: '1.0'\nextends: default\nsettings:\n  require_intent: true\n")
+    accept(project)
+
+
+def call(project: Path, pre: str, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    data = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(project),
+            "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input,
+            "tool_use_id": "toolu_1", "permission_mode": "default"}
+    done = run_command(pre, json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
+    return out
+
+
+def test_off_by_default(project: Path, pre: str) -> None:
+    out = call(project, pre, "Write", {"file_path": str(project / "README.md"), "content": "x"})
+    assert out.get("permissionDecision") != "deny" and "[INTENT:" not in out["additionalContext"]
+
+
+def test_required(project: Path, pre: str) -> None:
+    require(project)
+    out = call(project, pre, "Write", {"file_path": str(project / "src/auth/a.py"), "content": ""})
+    assert out["permissionDecision"] == "deny"
+    assert "No intent is active" in out["permissionDecisionReason"]
+    assert "WORK-064 (JWT auth)" in out["permissionDecisionReason"]
+    assert "(rule: settings.require_intent)" in out["permissionDecisionReason"]
+    read = call(project, pre, "Read", {"file_path": str(project / "src/auth/a.py")})
+    assert read.get("permissionDecision") != "deny"
+    selection.choose(str(project), "WORK-064", "s1", by="agent")
+    out = call(project, pre, "Edit", {"file_path": str(project / "src/auth/a.py"),
+                                      "old_string": "a", "new_string": "b"})
+    assert out.get("permissionDecision") != "deny"
+    assert out["additionalContext"].startswith("[STATE: DO] [INTENT: WORK-064 JWT auth] Blocked:")
+    out = call(project, pre, "Bash", {"command": "echo x > docs/notes.md"})
+    assert out["permissionDecision"] == "deny"
+    assert "docs/notes.md is outside the scope of intent WORK-064" in \
+        out["permissionDecisionReason"]
+    ledger = [json.loads(line) for line in
+              (project / ".claude/governance/ledger.jsonl").read_text().splitlines()]
+    assert [r.get("intent") for r in ledger if r.get("event") == "PreToolUse"][-2:] == [
+        "WORK-064", "WORK-064"]
