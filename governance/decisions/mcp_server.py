@@ -47,7 +47,8 @@ INSTRUCTIONS = (
     "process, integration, tooling or security), call pre_action once: it checks the guardrails, "
     "returns relevant past decisions with their outcomes, your calibration and confirmed patterns, "
     "and records the decision. If it returns allowed=false, do not proceed; follow block_reasons. "
-    "Later, call review_decision with the outcome so calibration improves.")
+    "Later, call review_decision with the outcome so calibration improves. Before changing "
+    "files, call select_active_intent with the intent you work under.")
 
 
 class ServerConfig:
@@ -171,6 +172,25 @@ def get_calibration(agent_id: AgentId = None, category: Category | None = None
         lambda store: calibration_report(store.reviewed(agent, category), category))
     report["agent_id"] = agent
     return report
+
+
+@server.tool(description=(
+    "Select the intent you are working under (an id from .orchestration/active_intents.yaml, "
+    "e.g. WORK-064) for this session. Returns its owned scope, constraints and acceptance "
+    "criteria: stay inside the scope; when the project requires an intent, changes outside it "
+    "are denied. Selecting is yours; declaring or editing intents is the user's."))
+def select_active_intent(intent_id: str) -> dict[str, Any]:
+    from governance.intent.spec import load
+
+    intents = _guarded(load, ServerConfig.project_dir)
+    active = [i for i in intents if i.status == "active"]
+    chosen = next((i for i in active if i.id == intent_id), None)
+    if chosen is None:
+        offered = ", ".join(f"{i.id} ({i.title})" for i in active) or "none is declared"
+        raise ToolError(f"{intent_id!r} is not an active intent. Active intents: {offered}.")
+    return {**chosen.as_json(), "selected": True,
+            "note": "Selected for this session once this call completes. Work inside "
+                    "owned_scope; the constraints and acceptance criteria apply."}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -224,6 +224,19 @@ def _apply_intent(project: str, data: dict[str, Any], decision: Any) -> str:
     return f"{active['id']} {active['title']}" if active else ""
 
 
+def _bind_intent(project: str, data: dict[str, Any]) -> str:
+    """The agent's ``select_active_intent`` completed: the intent becomes its session's (only a
+    declared, active one)."""
+    from governance.intent import guard, selection
+
+    intent_id = data["tool_input"].get("intent_id")
+    if not isinstance(intent_id, str) or not any(
+            i["id"] == intent_id and i["status"] == "active" for i in guard.declared(project)):
+        return ""
+    selection.choose(project, intent_id, payload.session_id(data), by="agent")
+    return intent_id
+
+
 def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
     """The knowledge outcome (``governance.knowledge.lookup``), or None. Knowledge that
     cannot be consulted (a broken knowledge configuration, say) does not undo the matrix's
@@ -383,6 +396,9 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
         else:
             record["outcome"] = "success"
             record["response_sha256"] = chain.digest(data.get("tool_response"))
+            tool = str(data["tool_name"])
+            if tool.startswith("mcp__") and tool.endswith("__select_active_intent"):
+                record["intent_selected"] = _bind_intent(run.project or "", data)
         if isinstance(data.get("duration_ms"), int | float):
             record["tool_duration_ms"] = data["duration_ms"]
         record["input_sha256"] = chain.digest(data["tool_input"])

@@ -67,3 +67,32 @@ def test_required(project: Path, pre: str) -> None:
               (project / ".claude/governance/ledger.jsonl").read_text().splitlines()]
     assert [r.get("intent") for r in ledger if r.get("event") == "PreToolUse"][-2:] == [
         "WORK-064", "WORK-064"]
+
+
+def test_the_agent_selects_through_the_mcp_tool(project: Path, pre: str) -> None:
+    from governance.decisions import mcp_server
+
+    require(project)
+    mcp_server.ServerConfig.project_dir = str(project)
+    spec = mcp_server.select_active_intent("WORK-064")
+    assert spec["owned_scope"] == ["src/auth/", "tests/auth/"] and spec["selected"]
+    with pytest.raises(Exception, match=r"not an active intent\. Active intents: WORK-064"):
+        mcp_server.select_active_intent("INT-002")
+    post = hook_command(project, "PostToolUse")
+
+    def completed(intent_id: str, session: str = "s1") -> None:
+        data = {"session_id": session, "transcript_path": "/dev/null", "cwd": str(project),
+                "hook_event_name": "PostToolUse",
+                "tool_name": "mcp__governance__select_active_intent",
+                "tool_input": {"intent_id": intent_id}, "tool_response": {"selected": True},
+                "tool_use_id": "toolu_2"}
+        assert run_command(post, json.dumps(data)).returncode == 0
+
+    completed("INT-002")                                  # done: not bound
+    assert selection.selected(str(project), "s1") == ("", "")
+    completed("WORK-064")
+    assert selection.selected(str(project), "s1") == ("WORK-064", "session")
+    assert selection.selected(str(project), "s2") == ("", "")
+    out = call(project, pre, "Write", {"file_path": str(project / "tests/auth/t.py"),
+                                       "content": ""})
+    assert out.get("permissionDecision") != "deny"
