@@ -63,7 +63,10 @@ class Run:
         if self.on_error:
             return self.on_error == "block"
         if self.matrix is not None:
-            return bool(self.matrix["settings"]["on_error"] == "block")
+            settings = self.matrix["settings"]
+            if settings.get("require_intent") and not settings.get("on_error_set"):
+                return True     # governance fails closed once changes need an intent
+            return bool(settings["on_error"] == "block")
         return _declares_fail_closed(self.project)
 
     def failure(self, exc: BaseException) -> dict[str, Any]:
@@ -96,17 +99,22 @@ def _arg(argv: Sequence[str], name: str) -> str | None:
 
 
 def _declares_fail_closed(project: str | None) -> bool:
-    """Whether a matrix that failed to load says ``on_error: block`` (read as text)."""
+    """Whether a matrix that failed to load says ``on_error: block``, or ``require_intent: true``
+    without ``on_error: allow`` (read as text)."""
     paths = [default_matrix_path()] + ([override_matrix_path(project)] if project else [])
     import re
 
-    for path in paths:
+    for k, path in enumerate(paths):
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
-                if re.search(r"(?m)^\s*on_error:\s*[\"']?block\b", fh.read()):
-                    return True
+                text = fh.read()
         except OSError:
             continue
+        if re.search(r"(?m)^\s*on_error:\s*[\"']?block\b", text):
+            return True
+        if k and re.search(r"(?m)^\s*require_intent:\s*[\"']?(true|yes|on)\b", text, re.I) and \
+                not re.search(r"(?m)^\s*on_error:\s*[\"']?allow\b", text):
+            return True
     return False
 
 

@@ -240,7 +240,11 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "states": states,
         "default_action": default_action,
         "default_file": main,
-        "settings": settings.model_dump(),
+        # on_error_set: the project's own matrix says on_error (require_intent fails closed
+        # unless it says allow)
+        "settings": {**settings.model_dump(), "on_error_set": any(
+            ly.model.settings is not None and "on_error" in ly.model.settings.model_fields_set
+            for ly in layers[1:])},
         "decide": decide,
         "summary": summary,
         "strictest": _strictest(states, summary),

@@ -96,3 +96,23 @@ def test_the_agent_selects_through_the_mcp_tool(project: Path, pre: str) -> None
     out = call(project, pre, "Write", {"file_path": str(project / "tests/auth/t.py"),
                                        "content": ""})
     assert out.get("permissionDecision") != "deny"
+
+
+@pytest.mark.parametrize(("matrix_extra", "denied"), [("", True), ("  on_error: allow\n", False)])
+def test_an_internal_error_fails_closed_unless_the_project_says_allow(
+        project: Path, pre: str, matrix_extra: str, denied: bool) -> None:
+    from tests.helpers import accept
+
+    path = project / ".claude" / "governance" / "activity_matrix.yaml"
+    path.write_text("version: '1.0'\nextends: default\nsettings:\n  require_intent: true\n"
+                    + matrix_extra)
+    accept(project)
+    declare(project, "intents: [\n")                     # broken: the guard cannot read it
+    data = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(project),
+            "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": str(project / "src/auth/a.py"), "content": ""},
+            "tool_use_id": "toolu_1", "permission_mode": "default"}
+    done = run_command(pre, json.dumps(data))
+    answer = json.loads(done.stdout)
+    assert "active_intents.yaml" in answer["systemMessage"]
+    assert (answer["hookSpecificOutput"].get("permissionDecision") == "deny") is denied
