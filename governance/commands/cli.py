@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "knowledge": ("governance.commands.knowledge", "what knowledge a call gets and why; stats; "
                                                    "reindex"),
     "intent": ("governance.commands.intent", "list, show, select, clear or declare intents"),
+    "trace": ("governance.commands.trace", "verify the trace of changes, show who wrote lines"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
 }

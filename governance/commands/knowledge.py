@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from governance.commands.options import project_option
 from governance.errors import PayloadError
 
 
@@ -20,10 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stats = sub.add_parser("stats", help="interceptions, injections, acknowledgments, lookup time")
     stats.add_argument("--since", help="2026-05-01, or an age such as 7d")
     reindex = sub.add_parser("reindex", help="rebuild the knowledge index now")
-    for command in (explain, stats, reindex):
-        command.add_argument("--project", help="project folder (default: found from the "
-                                               "current one)")
-        command.add_argument("--json", dest="as_json", action="store_true", help="print JSON")
+    project_option(explain, stats, reindex, as_json=True)
 
 
 def run(args: argparse.Namespace) -> int:

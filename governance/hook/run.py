@@ -21,6 +21,8 @@ from governance.policy import matrix as matrix_module
 from governance.policy.seal import settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
+    INTENTS_FOLDER,
+    INTENTS_NAME,
     KNOWLEDGE_MEMO,
     cache_file,
     default_guardrails_path,
@@ -232,6 +234,57 @@ def _apply_intent(project: str, data: dict[str, Any], decision: Any) -> str:
     return f"{active['id']} {active['title']}" if active else ""
 
 
+TRACED = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+
+
+def intents_path(project: str) -> str:
+    return os.path.join(project, INTENTS_FOLDER, INTENTS_NAME)
+
+
+def _trace(run: Run, data: dict[str, Any], work_item: str, record: dict[str, Any]
+           ) -> dict[str, Any] | None:
+    """Append the change to the trace (``governance.intent.trace``). Never blocks: a failure is
+    told to the user (``systemMessage``) and written to ``errors.log``."""
+    project = run.project or ""
+    try:
+        from governance.intent import guard, selection, trace
+
+        tool = str(data["tool_name"])
+        tool_input = data["tool_input"]
+        session = payload.session_id(data)
+        key = guard.PATH_TOOLS[tool]
+        target = tool_input.get(key)
+        if not isinstance(target, str) or not target:
+            return None
+        inside = guard.relative(project, data.get("cwd"), target)
+        name = inside or os.path.realpath(os.path.join(data.get("cwd") or project, target))
+        if tool == "NotebookEdit":
+            found = trace.notebook_ranges(tool_input)
+        else:
+            try:
+                with open(os.path.join(project, inside) if inside else name, encoding="utf-8",
+                          errors="replace") as fh:
+                    text: str | None = fh.read()
+            except OSError:
+                text = None
+            found = trace.ranges(tool, tool_input, text) or []
+        intent, _source = selection.selected(project, session, work_item)
+        entry = trace.record(project, name, found, intent=intent, session=session, tool=tool,
+                             tool_use_id=str(data.get("tool_use_id") or ""),
+                             ledger_hash=trace.allowed_by(governance_dir(project),
+                                                          str(data.get("tool_use_id") or "")),
+                             cell_id=str(tool_input.get("cell_id") or ""))
+        trace.append(project, entry)
+        record["trace"] = entry["id"]
+        return None
+    except Exception as exc:
+        text = exc.render() if isinstance(exc, GovernanceError) else f"{type(exc).__name__}: {exc}"
+        log = chain.log_error(governance_dir(project), f"trace: {text}")
+        record["trace_error"] = text[:300]
+        return {"systemMessage": f"governance: the change was made but could not be traced "
+                                 f"({text}).{' Details: ' + log if log else ''}"}
+
+
 def _bind_intent(project: str, data: dict[str, Any]) -> str:
     """The agent's ``select_active_intent`` completed: the intent becomes its session's (only a
     declared, active one)."""
@@ -407,6 +460,8 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
             tool = str(data["tool_name"])
             if tool.startswith("mcp__") and tool.endswith("__select_active_intent"):
                 record["intent_selected"] = _bind_intent(run.project or "", data)
+            elif tool in TRACED and os.path.exists(intents_path(run.project or "")):
+                reply = _trace(run, data, view.work_item, record)
         if isinstance(data.get("duration_ms"), int | float):
             record["tool_duration_ms"] = data["duration_ms"]
         record["input_sha256"] = chain.digest(data["tool_input"])
