@@ -133,3 +133,28 @@ def test_a_failed_trace_write_is_told_and_never_blocks(project: Path, post: str)
     assert "could not be traced" in said
     assert "trace:" in (project / ".claude/governance/errors.log").read_text()
     assert os.path.isdir(folder / trace.NAME)
+
+
+def test_kill_9_during_appends_loses_nothing_complete(project: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPO
+
+    writer = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+              "from governance.intent import trace\n"
+              "while True:\n"
+              "    e = trace.record(sys.argv[2], 'src/a.py', [], intent='W', session='s',\n"
+              "                     tool='Write', tool_use_id='t', ledger_hash='')\n"
+              "    trace.append(sys.argv[2], e)\n")
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, "-c", writer, str(REPO), str(project)])
+        time.sleep(0.4)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    good, problems = provenance.verify(str(project))
+    assert good > 0 and all("torn write" in p for p in problems)
+    trace.append(str(project), entry(project))
+    assert provenance.verify(str(project)) == (good + 1, [])
