@@ -187,3 +187,15 @@ def test_upward_imports_are_seen_wherever_they_stand(
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     assert sorted(imported(source)) == [("governance.ledger.chain", 6), ("governance.policy", 3),
                                         ("governance.shell.y", 7), ("importlib", 5)]
+
+
+def test_every_subpackage_is_installed() -> None:
+    """``pip install .`` installs what pyproject.toml lists: a folder left out is missing for every
+    user of an installed copy (the MCP server, the CLI outside the checkout)."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]
+                 ["setuptools"]["packages"])
+    folders = {"governance." + p.parent.relative_to(PACKAGE).as_posix().replace("/", ".")
+               for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE}
+    assert folders - listed == set()

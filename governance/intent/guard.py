@@ -12,7 +12,15 @@ from __future__ import annotations
 import os
 
 from governance.intent import scope, selection
-from governance.project import INTENTS_FOLDER, INTENTS_NAME, cache_file, recall, remember, signature
+from governance.project import (
+    INTENTS_FOLDER,
+    INTENTS_NAME,
+    cache_file,
+    recall,
+    remember,
+    require_config_libraries,
+    signature,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,6 +39,7 @@ def declared(project: str) -> list[dict[str, Any]]:
     known = recall(cache_file(project, MEMO), seen)
     if isinstance(known, list):
         return known
+    require_config_libraries("the intents file")   # a hook runs with -S: yaml is in the venv
     from governance.intent.spec import load
 
     intents = [i.as_json() for i in load(project)]
