@@ -48,6 +48,7 @@ bench: setup
     {{py}} -m governance.bench.ledger || status=$?
     {{py}} -m governance.bench.decisions || status=$?
     {{py}} -m governance.bench.knowledge || status=$?
+    {{py}} -m governance.bench.intents || status=$?
     exit $status
 
 # register the hooks in a project's .claude/settings.json

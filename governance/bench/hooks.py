@@ -64,6 +64,40 @@ def pristine_python(cache: Path) -> str:
     return str(python)
 
 
+def floor_argv(cache: str) -> list[str]:
+    """The floor: a bare interpreter of a pristine venv, doing nothing."""
+    return [pristine_python(Path(cache) / "pristine-venv"), "-I", "-c", "pass"]
+
+
+def hook_argv(project: Path, event: str) -> list[str]:
+    """The hook command ``governance install`` wrote for ``event``, as an argument vector."""
+    from governance.install import settings
+
+    commands = settings.our_commands(settings.load(settings.settings_path(str(project))))
+    return shlex.split(commands[event][0])
+
+
+def figures(result: dict[str, float], target: float) -> tuple[bool, str]:
+    """Whether ``result`` meets ``target`` (and the memory target), and its table columns."""
+    ok = result["ratio"] <= target and result["peak_kib"] < MEMORY_TARGET_KIB
+    return ok, (f"{result['ratio']:>6.2f} {target:>6.2f} {result['ms']:>7.2f} "
+                f"{result['peak_kib'] / 1024:>9.1f}" + ("" if ok else "   MISSED"))
+
+
+def bench_parser(prog: str, description: str | None) -> argparse.ArgumentParser:
+    """A bench's arguments: ``--rounds`` (paired runs per case) and ``--cache``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--rounds", type=int, default=25, help="paired runs per case")
+    parser.add_argument("--cache", default=str(REPO / ".bench"), help="where the pristine venv lives")
+    return parser
+
+
+def outcome(failures: int, what: str = "") -> int:
+    """Say whether every target was met; the exit code."""
+    print(f"all {what}targets met" if not failures else f"{failures} {what}target(s) missed")
+    return 1 if failures else 0
+
+
 def big_matrix(path: Path, primitives: int = 300) -> None:
     states = ["EXPLORE", "DESIGN", "PLAN", "DO", "CHECK", "DONE"]
     lines = ["version: '1.0'", "extends: default", "rules:"]
@@ -136,12 +170,10 @@ def extra_payloads(out_dir: Path) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="governance-bench", description=__doc__)
-    parser.add_argument("--rounds", type=int, default=25, help="paired runs per payload")
-    parser.add_argument("--cache", default=str(REPO / ".bench"), help="where the pristine venv lives")
+    parser = bench_parser("governance-bench", __doc__)
     parser.add_argument("--only", help="substring filter on payload names")
     args = parser.parse_args(argv)
-    floor = [pristine_python(Path(args.cache) / "pristine-venv"), "-I", "-c", "pass"]
+    floor = floor_argv(args.cache)
     root = Path(tempfile.mkdtemp(prefix="governance-bench-"))
     failures = 0
     try:
@@ -154,24 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'matrix':<8} {'payload':<40} {'ratio':>6} {'target':>6} {'ms':>7} {'peak MiB':>9}")
         for matrix_name, big in (("default", False), ("300-prim", True)):
             project = _project(root, f"project-{matrix_name}", big)
-            from governance.install import settings
-
-            commands = settings.our_commands(settings.load(settings.settings_path(str(project))))
             for src in sources:
                 event = "PreToolUse" if src.name.startswith("PreToolUse") else "PostToolUse"
-                hook = shlex.split(commands[event][0])
                 stdin = _payload_file(src, project, payload_dir)
-                result = measure(floor, hook, stdin, args.rounds)
-                target = PRE_TARGET if event == "PreToolUse" else POST_TARGET
-                ok = result["ratio"] <= target and result["peak_kib"] < MEMORY_TARGET_KIB
+                result = measure(floor, hook_argv(project, event), stdin, args.rounds)
+                ok, columns = figures(result, PRE_TARGET if event == "PreToolUse" else POST_TARGET)
                 failures += not ok
-                print(f"{matrix_name:<8} {src.stem:<40} {result['ratio']:>6.2f} {target:>6.2f} "
-                      f"{result['ms']:>7.2f} {result['peak_kib'] / 1024:>9.1f}"
-                      + ("" if ok else "   MISSED"))
+                print(f"{matrix_name:<8} {src.stem:<40} {columns}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print("all targets met" if not failures else f"{failures} target(s) missed")
-    return 1 if failures else 0
+    return outcome(failures)
 
 
 if __name__ == "__main__":

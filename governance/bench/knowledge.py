@@ -11,10 +11,8 @@ Exits 1 when a target is missed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +21,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from governance.bench.hooks import MEMORY_TARGET_KIB, PRE_TARGET, REPO, pristine_python
+from governance.bench.hooks import (
+    PRE_TARGET,
+    REPO,
+    bench_parser,
+    figures,
+    floor_argv,
+    hook_argv,
+    outcome,
+)
 
 MATCH_TARGET = 2.5
 HIT_TARGET = 0.8
@@ -160,18 +166,15 @@ def workload(project: Path, hook: list[str], out: Path, calls: int) -> dict[str,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="governance-bench-knowledge", description=__doc__)
-    parser.add_argument("--rounds", type=int, default=25, help="paired runs per case")
+    parser = bench_parser("governance-bench-knowledge", __doc__)
     parser.add_argument("--sops", type=int, default=SOPS)
     parser.add_argument("--memories", type=int, default=MEMORIES)
     parser.add_argument("--calls", type=int, default=300, help="calls of the workload")
-    parser.add_argument("--cache", default=str(REPO / ".bench"), help="where the pristine venv lives")
     args = parser.parse_args(argv)
     from governance.bench.hooks import _project
-    from governance.install import settings
     from governance.knowledge.indexer import rebuild
 
-    floor = [pristine_python(Path(args.cache) / "pristine-venv"), "-I", "-c", "pass"]
+    floor = floor_argv(args.cache)
     root = Path(tempfile.mkdtemp(prefix="governance-bench-knowledge-"))
     failures = 0
     try:
@@ -184,8 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(written in {filled:.1f} s); index {summary['bytes'] / 2**20:.1f} MiB, "
               f"{summary['keys']} keys, {summary['common_terms']} common terms dropped, "
               f"built in {summary['seconds']:.2f} s")
-        commands = settings.our_commands(settings.load(settings.settings_path(str(project))))
-        hook = shlex.split(commands["PreToolUse"][0])
+        hook = hook_argv(project, "PreToolUse")
         out = root / "payloads"
         out.mkdir()
         cases = [("no match", "ls -la src", PRE_TARGET),
@@ -199,27 +201,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             stdins = _payloads(project, out, name.replace(" ", "-").replace(":", ""), command,
                                args.rounds + 3)
             result = measure(floor, hook, stdins, args.rounds)
-            ok = result["ratio"] <= target and result["peak_kib"] < MEMORY_TARGET_KIB
+            ok, columns = figures(result, target)
             failures += not ok
             shown = command if len(command) <= 40 else command[:37] + "..."
-            print(f"{name:<26} {shown:<42} {result['ratio']:>6.2f} {target:>6.2f} "
-                  f"{result['ms']:>7.2f} {result['peak_kib'] / 1024:>9.1f}"
-                  + ("" if ok else "   MISSED"))
-        figures = workload(project, hook, out, args.calls)
-        rate = figures["cache_hit_rate"]
-        lookup = figures["lookup_ms"]
+            print(f"{name:<26} {shown:<42} {columns}")
+        seen = workload(project, hook, out, args.calls)
+        rate = seen["cache_hit_rate"]
+        lookup = seen["lookup_ms"]
         ok = isinstance(rate, float) and rate >= HIT_TARGET
         failures += not ok
-        print(f"workload: {args.calls} calls over 10 commands: index {figures['cache']}, hit rate "
+        print(f"workload: {args.calls} calls over 10 commands: index {seen['cache']}, hit rate "
               f"{rate:.0%} (target >= {HIT_TARGET:.0%})" + ("" if ok else "   MISSED"))
         if isinstance(lookup, dict):
             print(f"lookup time: p50 {lookup['p50']:.2f} ms, p95 {lookup['p95']:.2f} ms, "
-                  f"p99 {lookup['p99']:.2f} ms; injected {figures['injected']}, "
-                  f"repeats {figures['repeat']}")
+                  f"p99 {lookup['p99']:.2f} ms; injected {seen['injected']}, "
+                  f"repeats {seen['repeat']}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print("all knowledge targets met" if not failures else f"{failures} knowledge target(s) missed")
-    return 1 if failures else 0
+    return outcome(failures, "knowledge ")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ import os
 import time
 
 from governance import jsoncodec
-from governance.ledger.chain import canonical, digest
+from governance.ledger.chain import (
+    canonical,
+    digest,
+    sha256,  # the cheap hash the ledger uses
+)
 from governance.project import INTENTS_FOLDER
 
 TYPE_CHECKING = False
@@ -44,8 +48,6 @@ def path(project: str) -> str:
 
 
 def line_hash(lines: list[str]) -> str:
-    from hashlib import sha256
-
     return "sha256:" + sha256("\n".join(lines).encode()).hexdigest()
 
 
@@ -124,7 +126,7 @@ def allowed_by(gov_dir: str, tool_use_id: str) -> str:
         data = os.pread(fd, size - start, start)
     finally:
         os.close(fd)
-    needle = f'"tool_use_id":{jsoncodec.dumps(tool_use_id)}'.encode()
+    needle = b'"tool_use_id":' + canonical(tool_use_id)
     for line in reversed(data.split(b"\n")):
         if needle in line and b'"event":"PreToolUse"' in line:
             try:

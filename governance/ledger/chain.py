@@ -29,7 +29,7 @@ from governance.ledger.redaction import redact, redact_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hashlib import sha256
+    from hashlib import sha256 as sha256
     from typing import Any
 else:
     try:

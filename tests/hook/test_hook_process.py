@@ -205,6 +205,20 @@ STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipi
           "io", "_stat", "stat", "_collections_abc", "genericpath", "posixpath", "os", "__future__",
           "_json", "fcntl", "_sha256"}
 
+def loaded_modules(command: str, stdin: str) -> set[str]:
+    """The modules a hook process loads for ``stdin`` (run once before, so caches are warm),
+    after checking that none is heavy and that the standard library part stays small."""
+    argv = shlex.split(command)
+    run_command(command, stdin)  # caches are built once, cold
+    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], input=stdin.encode(),
+                          capture_output=True, check=True)
+    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+              if line.startswith("import time:") and line.count("|") == 2} - {"imported package"}
+    assert not (loaded & HEAVY), sorted(loaded & HEAVY)
+    assert {m for m in loaded if not m.startswith("governance")} - {"bootstrap"} <= STDLIB
+    return {m for m in loaded if m.startswith("governance") or m == "bootstrap"}
+
+
 
 @pytest.mark.parametrize(("name", "ours", "guarded"), [
     ("PreToolUse-Read.json", HOT_PATH, False),
@@ -221,16 +235,7 @@ def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, our
         (project / ".claude" / "governance" / "guardrails.yaml").write_text(GUARDRAIL)
     set_state(project, "implementation-cycle/DO")
     command = hook_command(project, name.split("-")[0])
-    argv = shlex.split(command)
-    run_command(command, json.dumps(recorded(name, project)))  # caches are built once, cold
-    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
-                          input=json.dumps(recorded(name, project)).encode(),
-                          capture_output=True, check=True)
-    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
-              if line.startswith("import time:") and line.count("|") == 2} - {"imported package"}
-    assert not (loaded & HEAVY), sorted(loaded & HEAVY)
-    assert {m for m in loaded if m.startswith("governance") or m == "bootstrap"} == ours
-    assert {m for m in loaded if not m.startswith("governance")} - {"bootstrap"} <= STDLIB
+    assert loaded_modules(command, json.dumps(recorded(name, project))) == ours
 
 
 GUARDRAIL = """version: 1
@@ -321,14 +326,37 @@ def test_knowledge_loads_only_its_reader(project: Path, pre: str) -> None:
     set_state(project, "implementation-cycle/DO")
     (project / ".claude" / "sops").mkdir()
     (project / ".claude" / "sops" / "shop-api.ai.sop").write_text("## Preflight\nRun just test.\n")
-    argv = shlex.split(pre)
     first = run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project)))  # builds it
     assert "Run just test." in json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
-    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]],
-                          input=json.dumps(recorded("PreToolUse-Read.json", project)).encode(),
-                          capture_output=True, check=True)
-    loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
-              if line.startswith("import time:") and line.count("|") == 2} - {"imported package"}
-    assert {m for m in loaded if m.startswith("governance") or m == "bootstrap"} == \
+    assert loaded_modules(pre, json.dumps(recorded("PreToolUse-Read.json", project))) == \
         HOT_PATH | KNOWLEDGE
-    assert {m for m in loaded if not m.startswith("governance")} - {"bootstrap"} <= STDLIB
+
+
+INTENT = {"governance.intent", "governance.intent.scope", "governance.intent.selection",
+          "governance.intent.guard"}
+
+
+@pytest.mark.parametrize(("event", "tool", "ours"), [
+    ("PreToolUse", "Edit", HOT_PATH | INTENT),
+    ("PostToolUse", "Edit", POST_PATH | INTENT | {"governance.intent.trace"})])
+def test_require_intent_loads_only_the_intent_reader(project: Path, event: str, tool: str,
+                                                     ours: set[str]) -> None:
+    from governance.intent import selection
+    from tests.helpers import accept, install
+    from tests.intent.test_spec_selection import declare
+
+    install(project)
+    set_state(project, "implementation-cycle/DO")
+    (project / ".claude/governance/activity_matrix.yaml").write_text(
+        "version: '1.0'\nextends: default\nsettings:\n  require_intent: true\n")
+    accept(project)
+    declare(project)
+    selection.choose(str(project), "WORK-064")
+    (project / "src/auth").mkdir(parents=True)
+    source = project / "src/auth/a.py"
+    source.write_text("x = 1\n")
+    data = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(project),
+            "hook_event_name": event, "tool_name": tool, "tool_use_id": "toolu_1",
+            "tool_input": {"file_path": str(source), "old_string": "x = 0", "new_string": "x = 1"},
+            "tool_response": {"success": True}, "permission_mode": "default"}
+    assert loaded_modules(hook_command(project, event), json.dumps(data)) == ours
