@@ -49,7 +49,17 @@ bench: setup
     {{py}} -m governance.bench.decisions || status=$?
     {{py}} -m governance.bench.knowledge || status=$?
     {{py}} -m governance.bench.intents || status=$?
+    {{py}} -m pip install -q --disable-pip-version-check ".[load]" \
+        && {{py}} -m governance.bench.server || status=$?
     exit $status
+
+# the resident server for a project (CSTP for agents, hooks over HTTP), in the background
+serve dir=project *flags="":
+    {{gov}} serve --project {{dir}} --detach {{flags}}
+
+# stop the project's resident server
+serve-stop dir=project:
+    {{gov}} serve --project {{dir}} --stop
 
 # register the hooks in a project's .claude/settings.json
 install dir=project *flags="":

@@ -141,10 +141,18 @@ def recall(memo_path: str, seen: object) -> object:
     return None
 
 
+def temp_path(path: str) -> str:
+    """A temp file's name beside ``path``, unique to this process and thread (the resident server
+    decides on several threads)."""
+    from _thread import get_ident
+
+    return f"{path}.{os.getpid()}-{get_ident()}.tmp"
+
+
 def replace_file(path: str, data: bytes, mode: int = 0o600, sync: bool = False) -> None:
     """Write ``data`` to ``path`` atomically: a temp file beside it, then ``os.replace``. Raises
     ``OSError`` (the temp file removed) when it cannot."""
-    temp = f"{path}.{os.getpid()}.tmp"
+    temp = temp_path(path)
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:

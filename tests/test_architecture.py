@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"knowledge"},
     {"hook"},
     {"session", "install"},
+    {"server"},
     {"sandbox"},
     {"commands"},
     {"bench"},

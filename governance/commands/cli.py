@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                    "reindex"),
     "intent": ("governance.commands.intent", "list, show, select, clear or declare intents"),
     "trace": ("governance.commands.trace", "verify the trace of changes, show who wrote lines"),
+    "serve": ("governance.commands.serve", "the resident server: CSTP for agents, hooks over HTTP"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
 }

@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
     _ledger(project, report)
     data = _settings_or_none(project)
     commands = settings.our_commands(data or {})
-    if commands.get("PreToolUse"):
+    if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
+        _server(project, commands["PreToolUse"][0], report)
+    elif commands.get("PreToolUse"):
         _live(project, commands["PreToolUse"][0], report)
     from governance.install.mcp_entry import check as check_mcp
 
@@ -138,6 +140,9 @@ def _registration(project: str, report: Report) -> None:
         if len(commands) > 1:
             report.bad(f"{event} hook registered {len(commands)} times in {path}",
                        f"run: governance install --project {project} (it de-duplicates)")
+        if commands[0].startswith(("http://", "https://")):
+            report.ok(f"{event} hook registered (http): {commands[0]}")
+            continue
         argv = shlex.split(commands[0])
         missing = [p for p in argv if p.startswith("/") and not os.path.exists(p)]
         if missing:
@@ -195,6 +200,41 @@ def _ledger(project: str, report: Report) -> None:
     except OSError as exc:
         report.bad(f"cannot write in {folder} ({exc.strerror}): decisions cannot be recorded",
                    "make the folder writable by the user who runs Claude Code")
+
+
+def _server(project: str, url: str, report: Report) -> None:
+    """Hooks over HTTP: is the server up, and does it answer a PreToolUse call with the token
+    Claude Code will send?"""
+    from governance.install import settings
+    from governance.server import credential, daemon
+
+    found = daemon.status(project)
+    if not found["running"]:
+        report.bad(f"the hooks go to {url}, but the governance server is not running "
+                   f"({found['why']}): Claude Code's failure policy decides every tool call",
+                   f"governance serve --project {project} --detach")
+        return
+    report.ok(f"the governance server is running at {found['url']} (pid {found['pid']})")
+    local = settings.load(os.path.join(project, ".claude", "settings.local.json"))
+    token = credential.load_or_create(project)
+    env = local.get("env") if isinstance(local.get("env"), dict) else {}
+    if not isinstance(env, dict) or env.get(settings.TOKEN_ENV) != token:
+        report.bad(f"Claude Code does not have the server's token (env.{settings.TOKEN_ENV} in "
+                   f".claude/settings.local.json), so every hook call gets 401",
+                   f"governance install --http --project {project}")
+    payload = {"session_id": "governance-doctor", "cwd": project, "hook_event_name": "PreToolUse",
+               "tool_name": "Read", "tool_input": {"file_path": os.path.join(project, "README.md")},
+               "tool_use_id": "doctor", "transcript_path": "", "permission_mode": "default"}
+    base, _, path = url.partition("/hooks/")
+    try:
+        code, body = daemon.request(base, "/hooks/" + path, token=token,
+                                    body=json.dumps(payload).encode(), timeout=10)
+        context = json.loads(body)["hookSpecificOutput"]["additionalContext"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        report.bad(f"the server did not answer a PreToolUse call at {url} ({exc})",
+                   f"governance serve --project {project} --stop, then start it again")
+        return
+    report.ok(f"live PreToolUse call over HTTP answered ({code}): {context.splitlines()[0]}")
 
 
 def _live(project: str, command: str, report: Report) -> None:

@@ -39,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sandbox", action="store_true",
                         help="make Claude Code's Bash sandbox part of governance (refuses where it "
                              "cannot start; see `governance sandbox`)")
+    parser.add_argument("--http", action="store_true",
+                        help="hooks over HTTP on the resident server (`governance serve`) instead "
+                             "of a process per call; the token goes to .claude/settings.local.json")
+    parser.add_argument("--port", type=int, default=None,
+                        help="with --http: the server's port (default: the running server's, "
+                             "else 8765)")
     parser.add_argument("--python", help="interpreter for the hook command (default: this one)")
     parser.add_argument("--dry-run", action="store_true", help="print the new settings only")
 
@@ -56,6 +62,44 @@ def _warm_caches(project: str) -> None:
         except GovernanceError as exc:
             print(f"WARNING: the {name} is invalid, so every tool call will report it until it is "
                   f"fixed: {exc.render()}")
+
+
+def _server_url(project: str, port: int | None) -> str:
+    from governance.server import daemon
+
+    if port is None:
+        running = daemon.read_record(project) or {}
+        port = running.get("port") if isinstance(running.get("port"), int) else None
+    return daemon.Listen(port=daemon.DEFAULT_PORT if port is None else port).url()
+
+
+def _http_notes(project: str, fail_closed: bool) -> list[str]:
+    """Give Claude Code the server's token (``env`` of the local settings, which are not
+    committed) and say what happens while the server is down."""
+    from governance.install import settings
+    from governance.server import credential, daemon
+
+    token = credential.load_or_create(project)
+    local = os.path.join(project, ".claude", "settings.local.json")
+    data = settings.load(local)
+    env = data.setdefault("env", {})
+    if not isinstance(env, dict):
+        raise InstallError("the env key is not an object", file=local, key="env",
+                           fix="repair the file")
+    notes = []
+    if env.get(settings.TOKEN_ENV) != token:
+        env[settings.TOKEN_ENV] = token
+        settings.save(local, data)
+        notes.append(f"Wrote the server token to {local} (env.{settings.TOKEN_ENV}).")
+    up = daemon.status(project)
+    notes.append("The server is running." if up["running"] else
+                 f"The server is not running: start it with `governance serve --project "
+                 f"{project} --detach` before Claude Code.")
+    notes.append("While the server is down, Claude Code "
+                 + ("denies every tool call (onFailure: block)." if fail_closed else
+                    "lets tool calls through ungoverned (fail-open); add --fail-closed to deny "
+                    "them instead."))
+    return notes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +134,11 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     if args.session_hooks:
         entries.update(session_entries.session_hook_entries(python))
+    if args.http:
+        base = _server_url(project, args.port)
+        for event in entries:   # fail-closed only where a hook can deny: PreToolUse
+            entries[event] = [settings.http_handler(base, event, args.fail_closed and
+                                                    event == "PreToolUse")]
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
@@ -119,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
         with open(ignore, "w", encoding="utf-8") as fh:
             fh.write(GITIGNORE)
     for event, handlers in entries.items():
-        print(f"  {event}: {handlers[0]['command']}")
+        print(f"  {event}: {next(iter(settings.identity(handlers[0]).values()))}")
+    if args.http and not args.dry_run:
+        notes.extend(_http_notes(project, args.fail_closed))
     if args.slash_commands:
         for written in session_entries.write_slash_commands(project, python):
             notes.append(f"Wrote the slash command {written}")

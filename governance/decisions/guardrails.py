@@ -27,6 +27,7 @@ from governance.project import (
     recall,
     remember,
     signature,
+    temp_path,
 )
 
 TYPE_CHECKING = False
@@ -105,7 +106,7 @@ def _compile(project_dir: str, cache_path: str, key: str, default: tuple[str, by
     compiled = compile_sources([default, override], key)
     try:
         os.makedirs(os.path.dirname(cache_path), mode=0o700, exist_ok=True)
-        temp = f"{cache_path}.{os.getpid()}.tmp"
+        temp = temp_path(cache_path)
         with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
             handle.write(marshal.dumps(compiled))
         os.replace(temp, cache_path)

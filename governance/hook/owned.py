@@ -9,7 +9,8 @@ overrides it) and the user's ``~/.claude/settings.json``:
   otherwise (``sandbox.enabled: true``);
 - ``contains``: the list at the key holds ``value`` (a ``denyWrite`` path, the ``*`` of
   ``deniedDomains``);
-- ``hook``: a handler with ``value["command"]`` is registered for the event ``path[1]``;
+- ``hook``: a handler with ``value["command"]`` (an http handler: ``value["url"]``) is registered
+  for the event ``path[1]``;
 - ``not``: no file sets the key to ``value`` (``disableAllHooks: true`` would switch every hook
   off).
 
@@ -52,12 +53,13 @@ def _get(data: Any, path: list[str]) -> Any:
     return data
 
 
-def _has_hook(data: dict[str, Any], event: str, command: str) -> bool:
+def _has_hook(data: dict[str, Any], event: str, value: dict[str, Any]) -> bool:
+    key = "command" if "command" in value else "url"
     groups = _get(data, ["hooks", event])
     for group in groups if isinstance(groups, list) else []:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for handler in handlers if isinstance(handlers, list) else []:
-            if isinstance(handler, dict) and handler.get("command") == command:
+            if isinstance(handler, dict) and handler.get(key) == value[key]:
                 return True
     return False
 
@@ -85,7 +87,7 @@ def problems(entry: dict[str, Any], loaded: list[dict[str, Any] | None]) -> list
             if main is not None and (not isinstance(items, list) or value not in items):
                 found.append((0, f"{dotted} no longer lists {jsoncodec.dumps(value)}"))
         elif op == "hook":
-            if main is not None and not _has_hook(main, path[1], value["command"]):
+            if main is not None and not _has_hook(main, path[1], value):
                 found.append((0, f"the governance hook for {path[1]} was removed"))
         elif op == "not":
             for index, data in enumerate(loaded):
@@ -147,8 +149,7 @@ def repair(entry: dict[str, Any]) -> list[str]:
                     _set(data, key_path, [value])
                 elif value not in there:
                     there.append(value)
-            elif op == "hook" and index == 0 and not _has_hook(data, key_path[1],
-                                                                 value["command"]):
+            elif op == "hook" and index == 0 and not _has_hook(data, key_path[1], value):
                 hooks = data.get("hooks")
                 if not isinstance(hooks, dict):
                     hooks = data["hooks"] = {}

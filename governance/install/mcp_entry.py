@@ -14,6 +14,7 @@ import shutil
 from typing import Any
 
 from governance.errors import InstallError
+from governance.project import temp_path
 
 SERVER_NAME = "governance"
 MODULE = "governance.decisions.mcp_server"
@@ -71,7 +72,7 @@ def _save(path: str, data: dict[str, Any] | None) -> None:
     if data is None:
         os.unlink(path)
         return
-    temp = f"{path}.{os.getpid()}.tmp"
+    temp = temp_path(path)
     try:
         with open(temp, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(data, indent=2) + "\n")

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from governance.errors import InstallError
-from governance.project import package_root
+from governance.project import package_root, temp_path
 
 # event -> hook script; PostToolUseFailure shares the PostToolUse script.
 EVENTS: dict[str, str] = {
@@ -27,7 +27,11 @@ EVENTS: dict[str, str] = {
 }
 OURS = re.compile(
     r"(?:hooks|hookscripts)/(pre_tool_use|post_tool_use|session_start|user_prompt_submit)\.py\b")
+# our http handlers: the resident server's hook endpoints (``governance serve``)
+OURS_URL = re.compile(r"^https?://[^/]+/hooks/(PreToolUse|PostToolUse|PostToolUseFailure|"
+                      r"SessionStart|UserPromptSubmit)(?:\?|$)")
 HOOK_TIMEOUT_S = 30
+TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"   # what http handlers put in their Authorization header
 
 
 def settings_path(project_dir: str) -> str:
@@ -67,6 +71,25 @@ def handler(script: str, python: str | None = None, fail_closed: bool = False) -
     return entry
 
 
+def http_handler(base_url: str, event: str, fail_closed: bool = False) -> dict[str, Any]:
+    """A ``type: "http"`` handler on the resident server for ``event``: the bearer token comes
+    from ``$GOVERNANCE_SERVER_TOKEN`` (listed in ``allowedEnvVars``, so Claude Code fills it in)."""
+    url = f"{base_url.rstrip('/')}/hooks/{event}" + ("?on_error=block" if fail_closed else "")
+    entry: dict[str, Any] = {"type": "http", "url": url,
+                             "headers": {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"},
+                             "allowedEnvVars": [TOKEN_ENV], "timeout": HOOK_TIMEOUT_S}
+    if fail_closed:
+        entry["onFailure"] = "block"
+    return entry
+
+
+def identity(entry: dict[str, Any]) -> dict[str, str]:
+    """What names one of our handlers in the seal: its command, or its url."""
+    if entry.get("type") == "http":
+        return {"url": str(entry.get("url", ""))}
+    return {"command": str(entry.get("command", ""))}
+
+
 def load(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -92,7 +115,11 @@ def load(path: str) -> dict[str, Any]:
 
 
 def is_ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and bool(OURS.search(str(entry.get("command", ""))))
+    if not isinstance(entry, dict):
+        return False
+    if entry.get("type") == "http":
+        return bool(OURS_URL.search(str(entry.get("url", ""))))
+    return bool(OURS.search(str(entry.get("command", ""))))
 
 
 def remove_ours(data: dict[str, Any], events: list[str] | None = None) -> int:
@@ -149,7 +176,7 @@ def save(path: str, data: dict[str, Any]) -> str | None:
             count += 1
             backup = f"{stem}-{count}"
         shutil.copy2(path, backup)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = temp_path(path)
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2)
@@ -161,7 +188,7 @@ def save(path: str, data: dict[str, Any]) -> str | None:
 
 
 def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
-    """event -> commands of our handlers registered in these settings."""
+    """event -> commands of our handlers registered in these settings (an http handler's url)."""
     found: dict[str, list[str]] = {}
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
@@ -170,7 +197,7 @@ def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
         for group in groups if isinstance(groups, list) else []:
             for entry in group.get("hooks", []) if isinstance(group, dict) else []:
                 if is_ours(entry):
-                    found.setdefault(event, []).append(str(entry.get("command", "")))
+                    found.setdefault(event, []).append(next(iter(identity(entry).values())))
     return found
 
 
@@ -186,8 +213,7 @@ def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
                 if is_ours(entry):
                     alone = {**{k: v for k, v in group.items() if k != "hooks"},
                              "hooks": [entry]}
-                    expect.append(["hook", ["hooks", event],
-                                   {"command": str(entry.get("command", "")), "group": alone}])
+                    expect.append(["hook", ["hooks", event], {**identity(entry), "group": alone}])
     if expect:
         expect.append(["not", ["disableAllHooks"], True])
     return expect

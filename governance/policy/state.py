@@ -16,7 +16,7 @@ import time
 from governance import jsoncodec
 from governance.errors import StateError
 from governance.policy import seal
-from governance.project import governance_dir, read_bytes
+from governance.project import governance_dir, read_bytes, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def encode(data: dict[str, Any]) -> bytes:
 
 def _write(project_dir: str, data: dict[str, Any]) -> None:
     path = state_path(project_dir)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(encode(data))

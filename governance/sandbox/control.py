@@ -15,7 +15,7 @@ from typing import Any
 from governance.errors import InstallError
 from governance.install import settings as settings_file
 from governance.policy import seal
-from governance.project import sandbox_manifest_path
+from governance.project import sandbox_manifest_path, temp_path
 from governance.sandbox import config
 from governance.sandbox.probe import Probe, probe
 
@@ -48,7 +48,7 @@ def load_manifest(project: str) -> dict[str, Any] | None:
 def _save_manifest(project: str, manifest: dict[str, Any]) -> None:
     path = sandbox_manifest_path(project)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = temp_path(path)
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
               encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=2)

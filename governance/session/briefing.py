@@ -19,7 +19,7 @@ import sys
 from governance import jsoncodec
 from governance.errors import GovernanceError
 from governance.hook import payload
-from governance.project import ensure_dir, find_project, governance_dir
+from governance.project import ensure_dir, find_project, governance_dir, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def read_seen(project: str, session: str) -> str | None:
 def write_seen(project: str, session: str, key: str) -> None:
     path = _seen_path(project, session)
     ensure_dir(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
+    tmp = temp_path(path)
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
               encoding="utf-8") as fh:
         fh.write(key + "\n")

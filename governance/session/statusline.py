@@ -16,7 +16,7 @@ import os
 import sys
 
 from governance import jsoncodec
-from governance.project import ensure_dir, find_project, governance_dir
+from governance.project import ensure_dir, find_project, governance_dir, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def count_denials(project: str, session: str) -> int:
             count += 1
     try:
         ensure_dir(os.path.dirname(cache_path))
-        tmp = f"{cache_path}.{os.getpid()}.tmp"
+        tmp = temp_path(cache_path)
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
                   encoding="utf-8") as fh:
             fh.write(jsoncodec.dumps({"offset": offset + complete, "denials": count}))

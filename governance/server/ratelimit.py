@@ -1,0 +1,44 @@
+"""Per-agent rate limits for CSTP calls: a token bucket per requesting agent (the request's
+``agent.id``, else its bearer token), refilled continuously.
+
+The server is one process, so the buckets live in it; the table is bounded (the least recently
+seen agents are dropped first), so agent ids made up per request cannot grow memory.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+MAX_AGENTS = 10_000
+
+
+class RateLimiter:
+    """``rate`` calls per second with bursts of ``burst``; ``rate`` 0 switches the limit off."""
+
+    def __init__(self, rate: float, burst: int, *, clock: object = None) -> None:
+        self.rate = float(rate)
+        self.burst = max(1, int(burst))
+        self._clock = clock if callable(clock) else time.monotonic
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, agent: str) -> float:
+        """0.0 when ``agent`` may make a call now (one token is spent); otherwise the seconds
+        until it may."""
+        if self.rate <= 0:
+            return 0.0
+        now = float(self._clock())
+        with self._lock:
+            tokens, seen = self._buckets.pop(agent, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + (now - seen) * self.rate)
+            wait = 0.0
+            if tokens >= 1.0:
+                tokens -= 1.0
+            else:
+                wait = (1.0 - tokens) / self.rate
+            self._buckets[agent] = (tokens, now)
+            while len(self._buckets) > MAX_AGENTS:
+                self._buckets.popitem(last=False)
+            return wait
