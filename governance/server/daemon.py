@@ -113,6 +113,7 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
 
     from governance.server import credential
     from governance.server.app import App, Settings
+    from governance.server.connection import Connection
 
     gov = governance_dir(project)
     ensure_dir(gov)
@@ -137,7 +138,7 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
         config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False,
                                 server_header=False, date_header=False,
                                 timeout_keep_alive=5, timeout_graceful_shutdown=10,
-                                limit_concurrency=512, http="httptools", loop="uvloop")
+                                limit_concurrency=512, http=Connection, loop="uvloop")
         server = uvicorn.Server(config)
         record = {"pid": os.getpid(), "url": url, "host": listen.host, "port": port,
                   "socket": listen.socket_path, "project": project,

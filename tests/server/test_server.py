@@ -80,6 +80,17 @@ def test_a_slow_body_is_408(project: Path) -> None:
         stop_server(server)
 
 
+def test_headers_that_never_finish_are_cut_off(served: Served) -> None:
+    from governance.server.connection import HEADER_TIMEOUT
+
+    with socket.create_connection(("127.0.0.1", served.port), timeout=HEADER_TIMEOUT + 20) as sock:
+        sock.sendall(b"POST /cstp HTTP/1.1\r\nHost: 127.0.0.1\r\n")   # and nothing more
+        started = time.monotonic()
+        assert sock.recv(4096) == b""                                # closed by the server
+        assert HEADER_TIMEOUT - 1 < time.monotonic() - started < HEADER_TIMEOUT + 10
+    assert served.request("GET", "/healthz")[0] == 200
+
+
 def test_wrong_methods_and_paths(served: Served) -> None:
     assert served.request("GET", "/cstp")[0] == 405
     assert served.request("GET", "/hooks/PreToolUse")[0] == 405
