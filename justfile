@@ -53,6 +53,15 @@ bench: setup
         && {{py}} -m governance.bench.server || status=$?
     exit $status
 
+# PreToolUse hook time in the real Claude Code: command, http and mcp_tool hooks side by side
+bench-client *flags="": setup
+    {{py}} tests/e2e/hook_timing.py {{flags}}
+
+# 10 minutes of mixed and hostile load on governance serve: no 5xx, no answer without the token,
+# RSS flat, the ledger verifies (not part of CI)
+soak *flags="": setup
+    {{py}} -m governance.bench.soak {{flags}}
+
 # the resident server for a project (CSTP for agents, hooks over HTTP), in the background
 serve dir=project *flags="":
     {{gov}} serve --project {{dir}} --detach {{flags}}

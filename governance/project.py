@@ -14,6 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Sequence
 
 GOVERNANCE_SUBDIR = os.path.join(".claude", "governance")
@@ -246,6 +247,24 @@ def installation_paths(python: str | None = None) -> list[str]:
 def ensure_dir(path: str) -> None:
     """Create ``path`` (mode 0700) and its parents if missing."""
     os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def open_private_db(path: str, schema: str, version: int) -> sqlite3.Connection:
+    """One of the project's SQLite stores: created owner-only (0600: it may name internals, like
+    the ledger), write-ahead logged, in autocommit mode (transactions are explicit), and given
+    ``schema`` whenever its ``user_version`` is not ``version``."""
+    import sqlite3
+
+    ensure_dir(os.path.dirname(path) or ".")
+    fresh = not os.path.exists(path)
+    db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+    if fresh:
+        os.chmod(path, 0o600)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    if db.execute("PRAGMA user_version").fetchone()[0] != version:
+        db.executescript(f"BEGIN IMMEDIATE; {schema} PRAGMA user_version={version}; COMMIT;")
+    return db
 
 
 def enable_site_packages() -> None:

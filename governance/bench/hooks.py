@@ -32,7 +32,7 @@ PAYLOADS = REPO / "tests" / "payloads" / "claude-code-2.1.330"
 # overstate every hook's peak.
 RUNNER = r"""
 import json, os, sys, time, statistics
-floor, hook, stdin, rounds = json.loads(sys.argv[1])
+floor, hook, stdins, rounds = json.loads(sys.argv[1])
 env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 def spawn(argv, path):
     actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
@@ -42,10 +42,11 @@ def spawn(argv, path):
     pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
     _, status, usage = os.wait4(pid, 0)
     return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss
-for _ in range(3):
-    spawn(hook, stdin)
+for k in range(3):
+    spawn(hook, stdins[k % len(stdins)])
 ratios, peaks, times = [], [], []
-for _ in range(rounds):
+for k in range(rounds):
+    stdin = stdins[(k + 3) % len(stdins)]
     base = spawn(floor, None)[0]
     spent, code, peak = spawn(hook, stdin)
     if code != 0:
@@ -141,8 +142,12 @@ def _payload_file(src: Path, project: Path, out_dir: Path) -> str:
     return str(target)
 
 
-def measure(floor: list[str], hook: list[str], stdin: str, rounds: int) -> dict[str, float]:
-    done = subprocess.run([floor[0], "-I", "-c", RUNNER, json.dumps([floor, hook, stdin, rounds])],
+def measure(floor: list[str], hook: list[str], stdin: str | list[str], rounds: int
+            ) -> dict[str, float]:
+    """Paired timing of ``hook`` against ``floor``: the median ratio, peak RSS and median ms.
+    ``stdin``: one input file, or several the rounds take in turn."""
+    stdins = [stdin] if isinstance(stdin, str) else stdin
+    done = subprocess.run([floor[0], "-I", "-c", RUNNER, json.dumps([floor, hook, stdins, rounds])],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"benchmark runner failed: {done.stderr.strip()}")

@@ -28,6 +28,7 @@ from governance.bench.hooks import (
     figures,
     floor_argv,
     hook_argv,
+    measure,
     outcome,
 )
 
@@ -36,31 +37,6 @@ HIT_TARGET = 0.8
 SOPS = 1000
 MEMORIES = 100_000
 TECHNOLOGIES = ("docker", "kubernetes", "terraform", "postgres", "git", "python", "node", "ssh")
-
-RUNNER = r"""
-import json, os, sys, time, statistics
-floor, hook, stdins, rounds = json.loads(sys.argv[1])
-env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-def spawn(argv, path):
-    actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
-    if path:
-        actions.append((os.POSIX_SPAWN_OPEN, 0, path, os.O_RDONLY, 0))
-    start = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
-    _, status, usage = os.wait4(pid, 0)
-    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss
-for k in range(3):
-    spawn(hook, stdins[k % len(stdins)])
-ratios, peaks, times = [], [], []
-for k in range(rounds):
-    base = spawn(floor, None)[0]
-    spent, code, peak = spawn(hook, stdins[(k + 3) % len(stdins)])
-    if code != 0:
-        sys.exit(f"hook exited {code}")
-    ratios.append(spent / base); peaks.append(peak); times.append(spent)
-print(json.dumps({"ratio": statistics.median(ratios), "peak_kib": max(peaks),
-                  "ms": statistics.median(times) * 1000}))
-"""
 
 
 def _words(rng: random.Random, vocabulary: list[str], count: int) -> str:
@@ -120,15 +96,6 @@ def _payloads(project: Path, out: Path, name: str, command: str, sessions: int) 
         path.write_text(json.dumps(payload))
         paths.append(str(path))
     return paths
-
-
-def measure(floor: list[str], hook: list[str], stdins: list[str], rounds: int) -> dict[str, float]:
-    done = subprocess.run([floor[0], "-I", "-c", RUNNER, json.dumps([floor, hook, stdins, rounds])],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"benchmark runner failed: {done.stderr.strip()}")
-    result: dict[str, float] = json.loads(done.stdout)
-    return result
 
 
 def workload(project: Path, hook: list[str], out: Path, calls: int) -> dict[str, object]:

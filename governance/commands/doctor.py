@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
     commands = settings.our_commands(data or {})
     if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
         _server(project, commands["PreToolUse"][0], report)
+    elif commands.get("PreToolUse", [""])[0].startswith("mcp:"):
+        _mcp_hooks(project, report)
     elif commands.get("PreToolUse"):
         _live(project, commands["PreToolUse"][0], report)
     from governance.install.mcp_entry import check as check_mcp
@@ -143,6 +145,9 @@ def _registration(project: str, report: Report) -> None:
         if commands[0].startswith(("http://", "https://")):
             report.ok(f"{event} hook registered (http): {commands[0]}")
             continue
+        if commands[0].startswith("mcp:"):
+            report.ok(f"{event} hook registered (mcp_tool): {commands[0][4:]}")
+            continue
         argv = shlex.split(commands[0])
         missing = [p for p in argv if p.startswith("/") and not os.path.exists(p)]
         if missing:
@@ -235,6 +240,64 @@ def _server(project: str, url: str, report: Report) -> None:
                    f"governance serve --project {project} --stop, then start it again")
         return
     report.ok(f"live PreToolUse call over HTTP answered ({code}): {context.splitlines()[0]}")
+
+
+def _mcp_hooks(project: str, report: Report) -> None:
+    """Hooks through MCP: start the server the way Claude Code will (its ``.mcp.json`` entry) and
+    make one PreToolUse call on it."""
+    from governance.errors import InstallError
+    from governance.install.mcp_entry import HOOKS_SERVER_NAME, load_servers
+    from governance.policy.layer import HOOK_TOOL
+
+    try:
+        entry = load_servers(project).get(HOOKS_SERVER_NAME)
+    except InstallError as exc:
+        report.bad(exc.render(), f"repair it, then run: governance install --mcp-hooks "
+                                 f"--project {project}")
+        return
+    if not isinstance(entry, dict) or not entry.get("command"):
+        report.bad(f"the hooks go to the MCP server {HOOKS_SERVER_NAME!r}, which .mcp.json does "
+                   "not register: Claude Code's failure policy decides every tool call",
+                   f"governance install --mcp-hooks --project {project}")
+        return
+    arguments: dict[str, object] = {
+        "event": "PreToolUse", "session_id": "governance-doctor", "cwd": project,
+        "tool_name": "Read", "tool_use_id": "doctor", "permission_mode": "default",
+        "tool_input": {"file_path": os.path.join(project, "README.md")}}
+    try:
+        text = _call_stdio_tool([str(entry["command"]), *map(str, entry.get("args") or [])],
+                                {**{str(k): str(v) for k, v in (entry.get("env") or {}).items()}},
+                                project, HOOK_TOOL, arguments)
+        context = json.loads(text)["hookSpecificOutput"]["additionalContext"]
+    except Exception as exc:   # whatever went wrong is the finding
+        report.bad(f"the MCP server {HOOKS_SERVER_NAME!r} did not answer a PreToolUse call "
+                   f"({type(exc).__name__}: {exc})",
+                   f"governance install --mcp-hooks --project {project}, then doctor again")
+        return
+    report.ok(f"live PreToolUse call through MCP answered: {context.splitlines()[0]}")
+
+
+def _call_stdio_tool(argv: list[str], env: dict[str, str], cwd: str, tool: str,
+                     arguments: dict[str, object]) -> str:
+    """Start a stdio MCP server, call one tool, return its text (30 s at most)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async def call() -> str:
+        params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd,
+                                       env={**os.environ, **env})
+        with anyio.fail_after(30):
+            async with stdio_client(params) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool(tool, arguments)
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        if result.is_error:
+            raise RuntimeError(text)
+        return text
+
+    return anyio.run(call)
 
 
 def _live(project: str, command: str, report: Report) -> None:

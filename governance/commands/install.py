@@ -12,7 +12,7 @@ GITIGNORE = """# Local governance data: state, ledger, caches. Commit activity_m
 .cache/
 *.lock
 *.tmp
-errors.log
+errors.log*
 ledger*
 state.json
 decisions.db*
@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http", action="store_true",
                         help="hooks over HTTP on the resident server (`governance serve`) instead "
                              "of a process per call; the token goes to .claude/settings.local.json")
+    parser.add_argument("--mcp-hooks", action="store_true",
+                        help="hooks through MCP: Claude Code's mcp_tool hooks call our stdio MCP "
+                             "server, which it keeps running for the session (no daemon)")
     parser.add_argument("--port", type=int, default=None,
                         help="with --http: the server's port (default: the running server's, "
                              "else 8765)")
@@ -80,7 +83,7 @@ def _http_notes(project: str, fail_closed: bool) -> list[str]:
     from governance.server import credential, daemon
 
     token = credential.load_or_create(project)
-    local = os.path.join(project, ".claude", "settings.local.json")
+    local = settings.local_settings_path(project)
     data = settings.load(local)
     env = data.setdefault("env", {})
     if not isinstance(env, dict):
@@ -102,10 +105,34 @@ def _http_notes(project: str, fail_closed: bool) -> list[str]:
     return notes
 
 
+def _mcp_hooks_notes(project: str, python: str, fail_closed: bool) -> list[str]:
+    """Register the hooks' MCP server and approve it in the local settings."""
+    from governance.install import settings
+    from governance.install.mcp_entry import HOOKS_SERVER_NAME, install_mcp
+
+    notes = [f"Registered the MCP server {HOOKS_SERVER_NAME!r} in "
+             f"{install_mcp(project, python, HOOKS_SERVER_NAME)}"]
+    local = settings.local_settings_path(project)
+    data = settings.load(local)
+    if settings.approve_hooks_server(data, True):
+        settings.save(local, data)
+        notes.append(f"Approved it in {local} (enabledMcpjsonServers).")
+    notes.append("Claude Code starts it with each session and waits for it before the first hook; "
+                 "if it cannot start, Claude Code "
+                 + ("denies every tool call (onFailure: block)." if fail_closed else
+                    "lets tool calls through ungoverned (fail-open); add --fail-closed to deny "
+                    "them instead."))
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
     from governance.install import settings
     from governance.project import governance_dir, project_from_cli
 
+    if args.http and args.mcp_hooks:
+        raise InstallError("--http and --mcp-hooks both carry the hooks; choose one",
+                           fix="install with --http (a resident server you start) or with "
+                               "--mcp-hooks (a server Claude Code starts per session)")
     project = project_from_cli(args.project or args.project_dir)
     if not os.path.isdir(project):
         raise InstallError(f"no such project folder {project!r}", fix="pass an existing folder")
@@ -137,14 +164,21 @@ def run(args: argparse.Namespace) -> int:
     if args.http:
         base = _server_url(project, args.port)
         for event in entries:   # fail-closed only where a hook can deny: PreToolUse
-            entries[event] = [settings.http_handler(base, event, args.fail_closed and
-                                                    event == "PreToolUse")]
+            if event in settings.HTTP_EVENTS:
+                entries[event] = [settings.http_handler(base, event, args.fail_closed and
+                                                        event == "PreToolUse")]
+    if args.mcp_hooks:
+        for event in entries:
+            if event in settings.MCP_EVENTS:
+                entries[event] = [settings.mcp_tool_handler(event, args.fail_closed and
+                                                            event == "PreToolUse")]
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
     settings.remove_ours(data, list(entries) + (
         [] if args.session_hooks else list(session_entries.SESSION_EVENTS)))
     settings.add_ours(data, entries)
+    settings.hide_hook_tool(data, args.mcp_hooks)
     if args.statusline or args.replace_statusline:
         notes.append(session_entries.merge_statusline(
             data, session_entries.statusline_entry(python), replace=args.replace_statusline)[1])
@@ -171,6 +205,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {event}: {next(iter(settings.identity(handlers[0]).values()))}")
     if args.http and not args.dry_run:
         notes.extend(_http_notes(project, args.fail_closed))
+    if args.mcp_hooks:
+        notes.extend(_mcp_hooks_notes(project, python, args.fail_closed))
+    else:   # hooks no longer through MCP: its server goes too
+        from governance.install.mcp_entry import HOOKS_SERVER_NAME, uninstall_mcp
+
+        if uninstall_mcp(project, HOOKS_SERVER_NAME):
+            notes.append(f"Removed the MCP server {HOOKS_SERVER_NAME!r} (the hooks no longer go "
+                         "through MCP).")
+        local = settings.local_settings_path(project)
+        approvals = settings.load(local)
+        if settings.approve_hooks_server(approvals, False):
+            settings.save(local, approvals)
     if args.slash_commands:
         for written in session_entries.write_slash_commands(project, python):
             notes.append(f"Wrote the slash command {written}")

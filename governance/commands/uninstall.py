@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     data = settings.load(path)
     removed = settings.remove_ours(data)
     status = remove_statusline(data)
-    if removed or status:
+    hidden = settings.hide_hook_tool(data, False)
+    if removed or status or hidden:
         from governance.sandbox import control
 
         control.seal_settings(project, data, control.load_manifest(project))
@@ -44,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
             os.unlink(command)
             print(f"Removed the slash command {command}")
     if uninstall_mcp(project):
-        print(f"Removed the MCP server from {os.path.join(project, '.mcp.json')}")
+        print(f"Removed the MCP server(s) from {os.path.join(project, '.mcp.json')}")
+    local = settings.forget_local(project)
+    if local:
+        print(f"Removed the server token and MCP approval from {local}")
     from governance.sandbox.control import turn_off
 
     for note in turn_off(project):

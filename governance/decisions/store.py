@@ -18,7 +18,12 @@ from typing import Any
 
 from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
-from governance.project import REVIEWS_STAMP, ensure_dir, governance_dir, replace_file
+from governance.project import (
+    REVIEWS_STAMP,
+    governance_dir,
+    open_private_db,
+    replace_file,
+)
 
 DB_NAME = "decisions.db"
 SCHEMA_VERSION = 1
@@ -73,17 +78,8 @@ class DecisionStore:
     """Record, review and query decisions in one SQLite file."""
 
     def __init__(self, path: str) -> None:
-        ensure_dir(os.path.dirname(path) or ".")
         self.path = path
-        fresh = not os.path.exists(path)
-        self.db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-        if fresh:
-            os.chmod(path, 0o600)  # decisions may name internals: owner only, like the ledger
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} "
-                                  f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        self.db = open_private_db(path, SCHEMA, SCHEMA_VERSION)
 
     @classmethod
     def for_project(cls, project_dir: str) -> DecisionStore:

@@ -9,8 +9,8 @@ overrides it) and the user's ``~/.claude/settings.json``:
   otherwise (``sandbox.enabled: true``);
 - ``contains``: the list at the key holds ``value`` (a ``denyWrite`` path, the ``*`` of
   ``deniedDomains``);
-- ``hook``: a handler with ``value["command"]`` (an http handler: ``value["url"]``) is registered
-  for the event ``path[1]``;
+- ``hook``: a handler with ``value["command"]`` (an http handler: ``value["url"]``; an mcp_tool
+  handler: ``value["tool"]``, ``mcp:server/tool``) is registered for the event ``path[1]``;
 - ``not``: no file sets the key to ``value`` (``disableAllHooks: true`` would switch every hook
   off).
 
@@ -53,13 +53,20 @@ def _get(data: Any, path: list[str]) -> Any:
     return data
 
 
+def _names(handler: dict[str, Any], key: str) -> Any:
+    if key == "tool":
+        return f"mcp:{handler.get('server')}/{handler.get('tool')}" \
+            if handler.get("type") == "mcp_tool" else None
+    return handler.get(key)
+
+
 def _has_hook(data: dict[str, Any], event: str, value: dict[str, Any]) -> bool:
-    key = "command" if "command" in value else "url"
+    key = next((k for k in ("command", "url", "tool") if k in value), "command")
     groups = _get(data, ["hooks", event])
     for group in groups if isinstance(groups, list) else []:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for handler in handlers if isinstance(handlers, list) else []:
-            if isinstance(handler, dict) and handler.get(key) == value[key]:
+            if isinstance(handler, dict) and _names(handler, key) == value[key]:
                 return True
     return False
 

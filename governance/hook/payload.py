@@ -30,6 +30,8 @@ def read(stream: BinaryIO, events: tuple[str, ...]) -> dict[str, Any]:
         payload = jsoncodec.loads(text)
     except ValueError as exc:
         raise PayloadError(f"hook input is not JSON ({exc})") from None
+    except RecursionError:
+        raise PayloadError("hook input is JSON nested too deep to read") from None
     if not isinstance(payload, dict):
         raise PayloadError(f"hook input is a JSON {type(payload).__name__}, not an object")
     check(payload, events)

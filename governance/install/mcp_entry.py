@@ -1,9 +1,11 @@
-"""Register or remove our MCP server in a project's ``.mcp.json``.
+"""Register or remove our MCP servers in a project's ``.mcp.json``.
 
-The entry is ``mcpServers.governance``: a stdio server started as
-``<python> -m governance.decisions.mcp_server --project <project>``. Other servers are kept as they are; a
-changed file is first copied to ``.mcp.json.bak``; an older entry of ours under another name is
-replaced, so there is never more than one.
+Two servers, each a stdio server started as ``<python> -m MODULE --project <project>``:
+``mcpServers.governance`` (``governance.decisions.mcp_server``: the decision tools, ``install
+--mcp``) and ``mcpServers.governance-hooks`` (``governance.server.mcp_hooks``: the tool
+``mcp_tool`` hooks call, ``install --mcp-hooks``). Other servers are kept as they are; a changed
+file is first copied to ``.mcp.json.bak``; an older entry of ours for the same module under
+another name is replaced, so there is never more than one of each.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ import shutil
 from typing import Any
 
 from governance.errors import InstallError
+from governance.policy.layer import HOOK_SERVER
 from governance.project import temp_path
 
 SERVER_NAME = "governance"
 MODULE = "governance.decisions.mcp_server"
+HOOKS_SERVER_NAME = HOOK_SERVER
+HOOKS_MODULE = "governance.server.mcp_hooks"
+SERVERS = {SERVER_NAME: MODULE, HOOKS_SERVER_NAME: HOOKS_MODULE}
 # Where earlier versions had the server: entries that start it there are ours too, and
 # ``governance install --mcp`` rewrites them (``governance doctor`` names them).
 OLD_MODULES = ("governance.mcp_server",)
@@ -28,9 +34,9 @@ def mcp_json_path(project_dir: str) -> str:
     return os.path.join(project_dir, FILE_NAME)
 
 
-def server_entry(project_dir: str, python: str) -> dict[str, Any]:
+def server_entry(project_dir: str, python: str, name: str = SERVER_NAME) -> dict[str, Any]:
     return {"type": "stdio", "command": python,
-            "args": ["-m", MODULE, "--project", project_dir], "env": {}}
+            "args": ["-m", SERVERS[name], "--project", project_dir], "env": {}}
 
 
 def _module_of(entry: Any) -> str | None:
@@ -38,11 +44,15 @@ def _module_of(entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return None
     args = [str(arg) for arg in entry.get("args") or []]
-    return next((arg for arg in args if arg == MODULE or arg in OLD_MODULES), None)
+    return next((arg for arg in args if arg in SERVERS.values() or arg in OLD_MODULES), None)
 
 
-def _is_ours(entry: Any) -> bool:
-    return _module_of(entry) is not None
+def _is_ours(entry: Any, name: str | None = None) -> bool:
+    """Ours (``name``: ours and the server ``name``, or an older entry of it)."""
+    module = _module_of(entry)
+    if module is None or name is None:
+        return module is not None
+    return module == SERVERS[name] or (name == SERVER_NAME and module in OLD_MODULES)
 
 
 def _load(path: str) -> dict[str, Any]:
@@ -82,29 +92,35 @@ def _save(path: str, data: dict[str, Any] | None) -> None:
                            fix="check that the project folder is writable.") from None
 
 
-def install_mcp(project_dir: str, python: str) -> str:
-    """Add (or update) our server in ``<project>/.mcp.json``; return the file's path."""
+def load_servers(project_dir: str) -> dict[str, Any]:
+    """``mcpServers`` of the project's ``.mcp.json`` ({} when there is none)."""
+    return dict(_load(mcp_json_path(project_dir)).get("mcpServers") or {})
+
+
+def install_mcp(project_dir: str, python: str, name: str = SERVER_NAME) -> str:
+    """Add (or update) our server ``name`` in ``<project>/.mcp.json``; return the file's path."""
     path = mcp_json_path(project_dir)
     data = _load(path)
     servers: dict[str, Any] = dict(data.get("mcpServers") or {})
-    wanted = server_entry(os.path.realpath(project_dir), python)
-    kept = {name: entry for name, entry in servers.items()
-            if name != SERVER_NAME and not _is_ours(entry)}
-    kept[SERVER_NAME] = wanted
+    wanted = server_entry(os.path.realpath(project_dir), python, name)
+    kept = {other: entry for other, entry in servers.items()
+            if other != name and not _is_ours(entry, name)}
+    kept[name] = wanted
     if servers == kept and os.path.exists(path):
         return path  # already installed as wanted: leave the file (and its backup) alone
     _save(path, {**data, "mcpServers": kept})
     return path
 
 
-def uninstall_mcp(project_dir: str) -> bool:
-    """Remove our server from ``<project>/.mcp.json``; False when it was not there. A file left
-    with no server and no other setting is deleted."""
+def uninstall_mcp(project_dir: str, name: str | None = None) -> bool:
+    """Remove our servers (``name``: that one only) from ``<project>/.mcp.json``; False when
+    none was there. A file left with no server and no other setting is deleted."""
     path = mcp_json_path(project_dir)
     data = _load(path)
     servers: dict[str, Any] = dict(data.get("mcpServers") or {})
-    kept = {name: entry for name, entry in servers.items()
-            if name != SERVER_NAME and not _is_ours(entry)}
+    names = list(SERVERS) if name is None else [name]
+    kept = {other: entry for other, entry in servers.items()
+            if other not in names and not any(_is_ours(entry, n) for n in names)}
     if kept == servers:
         return False
     rest = {key: value for key, value in data.items() if key != "mcpServers"}
@@ -131,5 +147,5 @@ def check(project_dir: str) -> list[tuple[bool, str, str]]:
                                  f"{MODULE}: Claude Code cannot start it",
                           f"run: governance install --mcp --project {project_dir}"))
         else:
-            lines.append((True, f"MCP server {name!r} registered ({MODULE})", ""))
+            lines.append((True, f"MCP server {name!r} registered ({module})", ""))
     return lines

@@ -152,6 +152,11 @@ def check(project: str, data: dict[str, Any]) -> list[tuple[bool, str, str]]:
             lines.append((False, f"{event} hook is not registered (no session briefing)",
                           "governance install --session-hooks"))
             continue
+        if commands[0].startswith(("http://", "https://", "mcp:")):
+            kind = "mcp_tool" if commands[0].startswith("mcp:") else "http"
+            lines.append((True, f"{event} hook registered ({kind}): "
+                                f"{commands[0].removeprefix('mcp:')}", ""))
+            continue
         path = _script_of(commands[0])
         if path is None or not os.path.isfile(path):
             lines.append((False, f"{event} hook runs a missing script: {commands[0]}",

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from governance.errors import InstallError
+from governance.policy.layer import HOOK_SERVER, HOOK_TOOL, HOOK_TOOL_NAME
 from governance.project import package_root, temp_path
 
 # event -> hook script; PostToolUseFailure shares the PostToolUse script.
@@ -32,6 +33,18 @@ OURS_URL = re.compile(r"^https?://[^/]+/hooks/(PreToolUse|PostToolUse|PostToolUs
                       r"SessionStart|UserPromptSubmit)(?:\?|$)")
 HOOK_TIMEOUT_S = 30
 TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"   # what http handlers put in their Authorization header
+# What an mcp_tool handler passes (besides ``event``): every field of the events it serves, as
+# Claude Code 2.1.330 sends them, each as ``${field}``; the tool of ``governance.server.mcp_hooks``
+# takes these. SessionStart at start-up and on resume has no MCP server yet ("no MCP client
+# context"): it stays a command hook.
+MCP_FIELDS: tuple[str, ...] = (
+    "session_id", "transcript_path", "cwd", "permission_mode", "prompt_id", "effort",
+    "agent_id", "agent_type", "tool_name", "tool_input", "tool_use_id", "tool_response",
+    "duration_ms", "error", "is_interrupt", "prompt", "mcp_server")
+MCP_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
+# Claude Code 2.1.330 skips an http SessionStart handler ("HTTP hooks are not supported for
+# SessionStart"): the briefing stays a command hook.
+HTTP_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit")
 
 
 def settings_path(project_dir: str) -> str:
@@ -83,10 +96,26 @@ def http_handler(base_url: str, event: str, fail_closed: bool = False) -> dict[s
     return entry
 
 
+def mcp_tool_handler(event: str, fail_closed: bool = False) -> dict[str, Any]:
+    """A ``type: "mcp_tool"`` handler for ``event`` on our ``governance-hooks`` MCP server: the
+    hook input reaches the tool field by field (Claude Code passes only what ``input`` names)."""
+    arguments: dict[str, Any] = {"event": "${hook_event_name}"}
+    arguments.update((name, "${" + name + "}") for name in MCP_FIELDS)
+    if fail_closed:
+        arguments["on_error"] = "block"
+    entry: dict[str, Any] = {"type": "mcp_tool", "server": HOOK_SERVER, "tool": HOOK_TOOL,
+                             "input": arguments, "timeout": HOOK_TIMEOUT_S}
+    if fail_closed:
+        entry["onFailure"] = "block"
+    return entry
+
+
 def identity(entry: dict[str, Any]) -> dict[str, str]:
-    """What names one of our handlers in the seal: its command, or its url."""
+    """What names one of our handlers in the seal: its command, its url, or its MCP tool."""
     if entry.get("type") == "http":
         return {"url": str(entry.get("url", ""))}
+    if entry.get("type") == "mcp_tool":
+        return {"tool": f"mcp:{entry.get('server', '')}/{entry.get('tool', '')}"}
     return {"command": str(entry.get("command", ""))}
 
 
@@ -119,6 +148,8 @@ def is_ours(entry: Any) -> bool:
         return False
     if entry.get("type") == "http":
         return bool(OURS_URL.search(str(entry.get("url", ""))))
+    if entry.get("type") == "mcp_tool":
+        return entry.get("server") == HOOK_SERVER and entry.get("tool") == HOOK_TOOL
     return bool(OURS.search(str(entry.get("command", ""))))
 
 
@@ -207,6 +238,7 @@ def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
     switches every hook off."""
     expect: list[list[Any]] = []
     hooks = data.get("hooks")
+    through_mcp = False
     for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
         for group in groups if isinstance(groups, list) else []:
             for entry in group.get("hooks", []) if isinstance(group, dict) else []:
@@ -214,9 +246,90 @@ def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
                     alone = {**{k: v for k, v in group.items() if k != "hooks"},
                              "hooks": [entry]}
                     expect.append(["hook", ["hooks", event], {**identity(entry), "group": alone}])
+                    through_mcp = through_mcp or entry.get("type") == "mcp_tool"
+    if through_mcp:  # the hooks' own tool stays hidden from the agent
+        expect.append(["contains", ["permissions", "deny"], HOOK_TOOL_NAME])
     if expect:
         expect.append(["not", ["disableAllHooks"], True])
     return expect
+
+
+def hide_hook_tool(data: dict[str, Any], hide: bool) -> bool:
+    """Put the hooks' MCP tool into ``permissions.deny`` (Claude Code then keeps it from the
+    model; hooks still call it), or take it out; True when the settings changed."""
+    permissions = data.get("permissions")
+    if permissions is None and not hide:
+        return False
+    if not isinstance(permissions, dict):
+        if permissions is not None:
+            raise InstallError("the permissions key is not an object", key="permissions",
+                               fix="repair the settings file")
+        permissions = data["permissions"] = {}
+    deny = permissions.get("deny")
+    if deny is None:
+        deny = []
+    if not isinstance(deny, list):
+        raise InstallError("permissions.deny is not a list", key="permissions.deny",
+                           fix="repair the settings file")
+    if hide == (HOOK_TOOL_NAME in deny):
+        return False
+    if hide:
+        permissions["deny"] = [*deny, HOOK_TOOL_NAME]
+    else:
+        kept = [rule for rule in deny if rule != HOOK_TOOL_NAME]
+        if kept:
+            permissions["deny"] = kept
+        else:
+            permissions.pop("deny", None)
+        if not permissions:
+            data.pop("permissions", None)
+    return True
+
+
+def local_settings_path(project_dir: str) -> str:
+    """The user's own settings for the project (not committed): the server token and the
+    approval of our MCP server live there."""
+    return os.path.join(project_dir, ".claude", "settings.local.json")
+
+
+def approve_hooks_server(data: dict[str, Any], approve: bool) -> bool:
+    """List the hooks' MCP server in ``enabledMcpjsonServers`` (an interactive session then starts
+    it without asking), or take it out; True when the settings changed."""
+    approved = data.get("enabledMcpjsonServers")
+    if approved is None:
+        approved = []
+    if not isinstance(approved, list):
+        raise InstallError("enabledMcpjsonServers is not a list", key="enabledMcpjsonServers",
+                           fix="repair the settings file")
+    if approve == (HOOK_SERVER in approved):
+        return False
+    kept = [*approved, HOOK_SERVER] if approve else [n for n in approved if n != HOOK_SERVER]
+    if kept:
+        data["enabledMcpjsonServers"] = kept
+    else:
+        data.pop("enabledMcpjsonServers", None)
+    return True
+
+
+def forget_local(project_dir: str) -> str | None:
+    """Take what install put into the local settings back out (the server token, the approval of
+    the hooks' MCP server); returns the file's path when it changed."""
+    path = local_settings_path(project_dir)
+    data = load(path)
+    changed = approve_hooks_server(data, False)
+    env = data.get("env")
+    if isinstance(env, dict) and TOKEN_ENV in env:
+        del env[TOKEN_ENV]
+        if not env:
+            del data["env"]
+        changed = True
+    if not changed:
+        return None
+    if data:
+        save(path, data)
+    else:
+        os.unlink(path)
+    return path
 
 
 def files_to_watch(project_dir: str) -> list[str]:

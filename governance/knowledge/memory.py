@@ -24,7 +24,7 @@ from typing import Any
 
 from governance.errors import GovernanceError
 from governance.knowledge.settings import CATEGORIES
-from governance.project import ensure_dir, governance_dir
+from governance.project import governance_dir, open_private_db
 
 DB_NAME = "knowledge.db"
 SCHEMA_VERSION = 1
@@ -94,17 +94,8 @@ class MemoryStore:
     """Add, read and remove memories in one SQLite file."""
 
     def __init__(self, path: str) -> None:
-        ensure_dir(os.path.dirname(path) or ".")
         self.path = path
-        fresh = not os.path.exists(path)
-        self.db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
-        if fresh:
-            os.chmod(path, 0o600)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        if self.db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} "
-                                  f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        self.db = open_private_db(path, SCHEMA, SCHEMA_VERSION)
 
     @classmethod
     def for_project(cls, project_dir: str) -> MemoryStore:

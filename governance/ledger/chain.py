@@ -42,6 +42,7 @@ HEAD = "ledger.head"
 LOCK = "ledger.jsonl.lock"
 TORN = "ledger.torn"
 ERRORS = "errors.log"
+ERRORS_MAX_BYTES = 4 * 1024 * 1024
 GENESIS = "0" * 64
 FORMAT_VERSION = 1
 LOCK_TIMEOUT_S = 5.0
@@ -293,10 +294,17 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
 
 
 def log_error(gov_dir: str, text: str) -> str | None:
-    """Append a redacted line to ``errors.log`` (0600); returns its path, or None on failure."""
+    """Append a redacted line to ``errors.log`` (0600); returns its path, or None on failure.
+    A log past ``ERRORS_MAX_BYTES`` becomes ``errors.log.1`` (the one before is dropped), so a
+    flood of bad input cannot fill the disk."""
     path = os.path.join(gov_dir, ERRORS)
     try:
         os.makedirs(gov_dir, mode=0o700, exist_ok=True)
+        try:
+            if os.stat(path).st_size > ERRORS_MAX_BYTES:
+                os.replace(path, path + ".1")
+        except FileNotFoundError:
+            pass
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, f"{now_iso()} {redact(text)}\n".encode("utf-8", "replace"))

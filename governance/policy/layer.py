@@ -27,7 +27,12 @@ FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = ("Bash",)
 READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their paths may be ours
-
+# The tool Claude Code calls for our ``type: "mcp_tool"`` hooks (``governance install --mcp-hooks``).
+# The agent calling it itself would forge hook calls and ledger records: it is governance-admin,
+# whatever the matrix says (as writes to our own installation are).
+HOOK_SERVER = "governance-hooks"
+HOOK_TOOL = "decide_tool_call"
+HOOK_TOOL_NAME = f"mcp__{HOOK_SERVER}__{HOOK_TOOL}"
 
 
 def _match(name: str, pattern: str) -> bool:
@@ -89,6 +94,9 @@ class GovernanceLayer:
                  cwd: str | None = None) -> tuple[list[Act], str]:
         from governance.shell import Act
 
+        if tool_name == HOOK_TOOL_NAME:
+            return [Act("governance-admin", tool_name, "calls the governance hooks' own tool")], \
+                "protected_paths"
         primitive, map_key = self.tool_primitive(tool_name)
         if tool_name in FILE_TOOLS:
             target = tool_input.get(FILE_TOOLS[tool_name])

@@ -97,6 +97,8 @@ def answer(body: bytes, run: Callable[[Call], Any]) -> bytes | None:
         parsed = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         return _encode(error(PARSE_ERROR, f"the body is not JSON ({exc})"))
+    except RecursionError:
+        return _encode(error(PARSE_ERROR, "the body is JSON nested too deep to read"))
     if isinstance(parsed, list):
         if not parsed:
             return _encode(error(INVALID_REQUEST, "an empty batch"))

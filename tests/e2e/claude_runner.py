@@ -474,6 +474,8 @@ def _start_bridge(port: int, path: Path) -> None:
     def serve() -> None:
         while True:
             conn, _ = server.accept()
+            # no Nagle: an answer written in two parts must not wait for the client's delayed ACK
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 upstream.connect(str(path))

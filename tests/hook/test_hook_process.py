@@ -105,6 +105,7 @@ BAD_INPUTS = {
                                "tool_input": "x"}).encode(),
     "invalid-utf8": b'{"hook_event_name": "PreToolUse", "tool_name": "\xff\xfe"}',
     "garbage-5mb": b"{" * (5 * 1024 * 1024),
+    "nested-100k-deep": b"[" * 100_000 + b"]" * 100_000,
     "wrong-event": json.dumps({"hook_event_name": "Stop", "cwd": "/tmp"}).encode(),
 }
 

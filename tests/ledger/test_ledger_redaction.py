@@ -140,3 +140,12 @@ def test_secrets_never_reach_errors_log(gov: Path) -> None:
     for _text, secret, _kind in CORPUS:
         assert secret not in text
     assert "boom" in text
+
+
+def test_errors_log_is_bounded_by_one_rotation(gov: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ledger, "ERRORS_MAX_BYTES", 1000)
+    for i in range(100):
+        ledger.log_error(str(gov), f"PreToolUse: hook input is not JSON, line {i:03d}")
+    current, older = gov / "errors.log", gov / "errors.log.1"
+    assert current.stat().st_size <= 1000 + 100 and older.stat().st_size <= 1000 + 100
+    assert "line 099" in current.read_text() and oct(older.stat().st_mode & 0o777) == "0o600"

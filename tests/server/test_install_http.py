@@ -24,7 +24,9 @@ def test_http_handlers_carry_the_token_variable_and_the_failure_policy(project: 
                     "onFailure": "block"}]
     post = data["hooks"]["PostToolUse"][0]["hooks"][0]
     assert post["url"] == "http://127.0.0.1:9911/hooks/PostToolUse" and "onFailure" not in post
-    assert data["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "http"
+    # Claude Code skips http SessionStart handlers: the briefing stays a command hook
+    assert data["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
+    assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["type"] == "http"
     token = (project / ".claude" / "governance" / "server.token").read_text().strip()
     assert local(project)["env"] == {"GOVERNANCE_SERVER_TOKEN": token}
 

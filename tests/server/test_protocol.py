@@ -35,6 +35,11 @@ def test_parse_error_has_a_null_id() -> None:
     assert got["error"]["code"] == -32700 and got["id"] is None
 
 
+def test_json_nested_too_deep_is_a_parse_error_not_a_crash() -> None:
+    got = answer(b"[" * 100_000 + b"]" * 100_000)
+    assert got["error"]["code"] == -32700 and "too deep" in got["error"]["message"]
+
+
 @pytest.mark.parametrize("request_body", [
     {"method": "echo", "id": 1},                               # no jsonrpc
     {"jsonrpc": "1.0", "method": "echo", "id": 1},
