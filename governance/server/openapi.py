@@ -63,7 +63,8 @@ def _schemas() -> dict[str, Any]:
 def document() -> dict[str, Any]:
     """The OpenAPI 3.1 document."""
     unauthorized = _error("no valid bearer token (nothing else is said)")
-    refused = {"401": unauthorized, "403": _error("the Host header is not a loopback name"),
+    refused = {"400": _error("a Content-Length that is not a number"),
+               "401": unauthorized, "403": _error("the Host header is not a loopback name"),
                "408": _error("the body did not arrive in time"),
                "413": _error("the body is too large")}
     return {
@@ -117,6 +118,7 @@ def document() -> dict[str, Any]:
                     "description": "the hook output (hookSpecificOutput, systemMessage, ...); "
                                    "an empty body when there is nothing to say",
                     "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "404": _error("no hook for that event (the answer names those served)"),
                     **refused}}},
         },
     }
