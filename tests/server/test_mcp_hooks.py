@@ -128,7 +128,7 @@ def test_answers_through_mcp_equal_the_command_hooks(tmp_path: Path, state: str 
     assert compared.count("PreToolUse") == sum(1 for n in PAYLOADS if n.startswith("PreToolUse"))
 
 
-def test_a_deny_reaches_the_answer_and_the_ledger_and_bad_calls_are_errors(project: Path) -> None:
+def test_a_deny_reaches_the_answer_and_the_ledger_and_a_terminal_change_the_next_call(project: Path) -> None:
     install(project, False, "--mcp-hooks")
     set_state(project, "implementation-cycle/DO/WORK-064")
     payload = recorded("PreToolUse-WebFetch.json", project)
@@ -142,6 +142,8 @@ def test_a_deny_reaches_the_answer_and_the_ledger_and_bad_calls_are_errors(proje
                                                    {**args, "on_error": "maybe"})
         broken = {**args, "tool_input": "not an object", "on_error": "block"}
         said["closed"] = json.loads(text_of(await session.call_tool("decide_tool_call", broken)))
+        set_state(project, "implementation-cycle/EXPLORE/WORK-064")   # from a terminal
+        said["after"] = json.loads(text_of(await session.call_tool("decide_tool_call", args)))
 
     served_by(project, work)
     answer = said["deny"]["hookSpecificOutput"]
@@ -151,6 +153,8 @@ def test_a_deny_reaches_the_answer_and_the_ledger_and_bad_calls_are_errors(proje
         said["unknown"])
     assert said["on_error"].is_error and "allow or block" in text_of(said["on_error"])
     assert said["closed"]["hookSpecificOutput"]["permissionDecision"] == "deny"
+    after = said["after"]["hookSpecificOutput"]   # the next call sees it: no restart, no stale cache
+    assert "permissionDecision" not in after and "[STATE: EXPLORE]" in after["additionalContext"]
     records = [json.loads(line) for line in
                (project / ".claude" / "governance" / "ledger.jsonl").read_text().splitlines()]
     assert any(r.get("event") == "PreToolUse" and r.get("decision") == "deny"
