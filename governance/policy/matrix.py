@@ -84,7 +84,33 @@ def _memo_path(project_dir: str) -> str:
     return cache_file(project_dir, f"sources-f{FORMAT}.marshal")
 
 
+# A compiled cache is named by the hash of the sources it was compiled from, so what a path holds
+# never changes. A process that decides many calls (the resident server) keeps what it read, for
+# a few paths; a command hook reads each once anyway. Callers get a shallow copy to mark.
+_HELD: dict[str, Any] = {}
+_HELD_PATHS = 4
+
+
+def _held(path: str, read: Any) -> Any:
+    found = _HELD.get(path)
+    if found is not None and not os.path.exists(path):   # pruned: its tables read it lazily
+        del _HELD[path]
+        found = None
+    if found is None:
+        found = read(path)
+        if found is not None:
+            if len(_HELD) >= _HELD_PATHS:
+                _HELD.clear()
+            _HELD[path] = found
+    return found
+
+
 def _read_cache(path: str) -> dict[str, Any] | None:
+    found = _held(path, _read_cache_file)
+    return dict(found) if found is not None else None
+
+
+def _read_cache_file(path: str) -> dict[str, Any] | None:
     try:
         cached = _read_framed(path)
     except (OSError, EOFError, ValueError, TypeError):
@@ -328,7 +354,7 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
     loaded: Any
     try:
-        loaded = _read_shell(read_bytes(path))
+        loaded = _held(path, lambda p: _read_shell(read_bytes(p)))
     except (OSError, EOFError, ValueError, TypeError):
         default, override, config_hash = (
             accepted_sources(project_dir, compiled.get("seal")) if compiled.get("unaccepted")

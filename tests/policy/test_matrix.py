@@ -157,3 +157,34 @@ def test_an_edit_that_keeps_size_and_mtime_is_still_seen(project: Path) -> None:
     loaded = matrix.load(str(project))
     # read from the file itself, not from the accepted copy a stale memo would fall back to
     assert loaded["decide"]["DO"]["web-fetch"][0] == "block" and "unaccepted" not in loaded
+
+
+def test_a_process_that_decides_many_calls_reads_a_compiled_cache_once(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resident server keeps what it read of a compiled cache (named by the hash of its
+    sources, so it never changes); a changed source is still seen on the next call, and a cache
+    file that was pruned is read (or rebuilt) again."""
+    reads: list[str] = []
+    real = matrix._read_framed
+    monkeypatch.setattr(matrix, "_read_framed", lambda path: reads.append(path) or real(path))
+    monkeypatch.setattr(matrix, "_HELD", {})
+    first = matrix.load(str(project))   # compiles and writes the cache
+    reads.clear()
+    matrix.load(str(project))
+    again = matrix.load(str(project))
+    assert len(reads) == 1 and again["config_hash"] == first["config_hash"]
+    again["mark"] = True   # a caller's mark stays on its own copy
+    assert "mark" not in matrix.load(str(project))
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.write_text("extends: default\nrules:\n  web-fetch:\n    DO: {action: allow}\n")
+    _accept(override)
+    assert matrix.load(str(project))["decide"]["DO"]["web-fetch"][0] == "allow"
+    override.unlink()
+    _accept(override)
+    for name in os.listdir(override.parent / ".cache"):
+        if name.startswith("matrix-"):
+            os.unlink(override.parent / ".cache" / name)
+    back = matrix.load(str(project))
+    assert back["config_hash"] == first["config_hash"]
+    assert back["decide"]["DO"]["web-fetch"][0] != "allow"
+    assert any(n.startswith("matrix-") for n in os.listdir(override.parent / ".cache"))
