@@ -97,6 +97,11 @@ def governance_dir(project_dir: str) -> str:
     return os.path.join(project_dir, GOVERNANCE_SUBDIR)
 
 
+def intents_path(project_dir: str) -> str:
+    """The declared intents: ``<project>/.orchestration/active_intents.yaml``."""
+    return os.path.join(project_dir, INTENTS_FOLDER, INTENTS_NAME)
+
+
 def override_matrix_path(project_dir: str) -> str:
     return os.path.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
 

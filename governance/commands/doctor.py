@@ -142,11 +142,9 @@ def _registration(project: str, report: Report) -> None:
         if len(commands) > 1:
             report.bad(f"{event} hook registered {len(commands)} times in {path}",
                        f"run: governance install --project {project} (it de-duplicates)")
-        if commands[0].startswith(("http://", "https://")):
-            report.ok(f"{event} hook registered (http): {commands[0]}")
-            continue
-        if commands[0].startswith("mcp:"):
-            report.ok(f"{event} hook registered (mcp_tool): {commands[0][4:]}")
+        elsewhere = settings.served_elsewhere(commands[0])
+        if elsewhere is not None:
+            report.ok(f"{event} hook registered {elsewhere}")
             continue
         argv = shlex.split(commands[0])
         missing = [p for p in argv if p.startswith("/") and not os.path.exists(p)]
@@ -246,17 +244,17 @@ def _mcp_hooks(project: str, report: Report) -> None:
     """Hooks through MCP: start the server the way Claude Code will (its ``.mcp.json`` entry) and
     make one PreToolUse call on it."""
     from governance.errors import InstallError
-    from governance.install.mcp_entry import HOOKS_SERVER_NAME, load_servers
-    from governance.policy.layer import HOOK_TOOL
+    from governance.install.mcp_entry import load_servers
+    from governance.policy.layer import HOOK_SERVER, HOOK_TOOL
 
     try:
-        entry = load_servers(project).get(HOOKS_SERVER_NAME)
+        entry = load_servers(project).get(HOOK_SERVER)
     except InstallError as exc:
         report.bad(exc.render(), f"repair it, then run: governance install --mcp-hooks "
                                  f"--project {project}")
         return
     if not isinstance(entry, dict) or not entry.get("command"):
-        report.bad(f"the hooks go to the MCP server {HOOKS_SERVER_NAME!r}, which .mcp.json does "
+        report.bad(f"the hooks go to the MCP server {HOOK_SERVER!r}, which .mcp.json does "
                    "not register: Claude Code's failure policy decides every tool call",
                    f"governance install --mcp-hooks --project {project}")
         return
@@ -270,7 +268,7 @@ def _mcp_hooks(project: str, report: Report) -> None:
                                 project, HOOK_TOOL, arguments)
         context = json.loads(text)["hookSpecificOutput"]["additionalContext"]
     except Exception as exc:   # whatever went wrong is the finding
-        report.bad(f"the MCP server {HOOKS_SERVER_NAME!r} did not answer a PreToolUse call "
+        report.bad(f"the MCP server {HOOK_SERVER!r} did not answer a PreToolUse call "
                    f"({type(exc).__name__}: {exc})",
                    f"governance install --mcp-hooks --project {project}, then doctor again")
         return

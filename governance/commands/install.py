@@ -108,10 +108,11 @@ def _http_notes(project: str, fail_closed: bool) -> list[str]:
 def _mcp_hooks_notes(project: str, python: str, fail_closed: bool) -> list[str]:
     """Register the hooks' MCP server and approve it in the local settings."""
     from governance.install import settings
-    from governance.install.mcp_entry import HOOKS_SERVER_NAME, install_mcp
+    from governance.install.mcp_entry import install_mcp
+    from governance.policy.layer import HOOK_SERVER
 
-    notes = [f"Registered the MCP server {HOOKS_SERVER_NAME!r} in "
-             f"{install_mcp(project, python, HOOKS_SERVER_NAME)}"]
+    notes = [f"Registered the MCP server {HOOK_SERVER!r} in "
+             f"{install_mcp(project, python, HOOK_SERVER)}"]
     local = settings.local_settings_path(project)
     data = settings.load(local)
     if settings.approve_hooks_server(data, True):
@@ -208,10 +209,11 @@ def run(args: argparse.Namespace) -> int:
     if args.mcp_hooks:
         notes.extend(_mcp_hooks_notes(project, python, args.fail_closed))
     else:   # hooks no longer through MCP: its server goes too
-        from governance.install.mcp_entry import HOOKS_SERVER_NAME, uninstall_mcp
+        from governance.install.mcp_entry import uninstall_mcp
+        from governance.policy.layer import HOOK_SERVER
 
-        if uninstall_mcp(project, HOOKS_SERVER_NAME):
-            notes.append(f"Removed the MCP server {HOOKS_SERVER_NAME!r} (the hooks no longer go "
+        if uninstall_mcp(project, HOOK_SERVER):
+            notes.append(f"Removed the MCP server {HOOK_SERVER!r} (the hooks no longer go "
                          "through MCP).")
         local = settings.local_settings_path(project)
         approvals = settings.load(local)

@@ -21,14 +21,13 @@ from governance.policy import matrix as matrix_module
 from governance.policy.seal import settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
-    INTENTS_FOLDER,
-    INTENTS_NAME,
     KNOWLEDGE_MEMO,
     cache_file,
     default_guardrails_path,
     default_matrix_path,
     find_project,
     governance_dir,
+    intents_path,
     knowledge_sources,
     override_guardrails_path,
     override_matrix_path,
@@ -235,10 +234,6 @@ def _apply_intent(project: str, data: dict[str, Any], decision: Any) -> str:
 
 
 TRACED = ("Write", "Edit", "MultiEdit", "NotebookEdit")
-
-
-def intents_path(project: str) -> str:
-    return os.path.join(project, INTENTS_FOLDER, INTENTS_NAME)
 
 
 def _trace(run: Run, data: dict[str, Any], work_item: str, record: dict[str, Any]

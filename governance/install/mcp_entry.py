@@ -21,9 +21,8 @@ from governance.project import temp_path
 
 SERVER_NAME = "governance"
 MODULE = "governance.decisions.mcp_server"
-HOOKS_SERVER_NAME = HOOK_SERVER
 HOOKS_MODULE = "governance.server.mcp_hooks"
-SERVERS = {SERVER_NAME: MODULE, HOOKS_SERVER_NAME: HOOKS_MODULE}
+SERVERS = {SERVER_NAME: MODULE, HOOK_SERVER: HOOKS_MODULE}
 # Where earlier versions had the server: entries that start it there are ours too, and
 # ``governance install --mcp`` rewrites them (``governance doctor`` names them).
 OLD_MODULES = ("governance.mcp_server",)

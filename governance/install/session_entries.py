@@ -152,10 +152,9 @@ def check(project: str, data: dict[str, Any]) -> list[tuple[bool, str, str]]:
             lines.append((False, f"{event} hook is not registered (no session briefing)",
                           "governance install --session-hooks"))
             continue
-        if commands[0].startswith(("http://", "https://", "mcp:")):
-            kind = "mcp_tool" if commands[0].startswith("mcp:") else "http"
-            lines.append((True, f"{event} hook registered ({kind}): "
-                                f"{commands[0].removeprefix('mcp:')}", ""))
+        elsewhere = settings.served_elsewhere(commands[0])
+        if elsewhere is not None:
+            lines.append((True, f"{event} hook registered {elsewhere}", ""))
             continue
         path = _script_of(commands[0])
         if path is None or not os.path.isfile(path):

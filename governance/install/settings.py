@@ -218,6 +218,16 @@ def save(path: str, data: dict[str, Any]) -> str | None:
     return backup
 
 
+def served_elsewhere(named: str) -> str | None:
+    """For a name from ``our_commands``: how Claude Code reaches a handler that runs no command
+    (``(http): URL``, ``(mcp_tool): server/tool``); None for a command handler."""
+    if named.startswith(("http://", "https://")):
+        return f"(http): {named}"
+    if named.startswith("mcp:"):
+        return f"(mcp_tool): {named.removeprefix('mcp:')}"
+    return None
+
+
 def our_commands(data: dict[str, Any]) -> dict[str, list[str]]:
     """event -> commands of our handlers registered in these settings (an http handler's url)."""
     found: dict[str, list[str]] = {}
@@ -254,6 +264,24 @@ def owned_expectations(data: dict[str, Any]) -> list[list[Any]]:
     return expect
 
 
+def _listed(holder: dict[str, Any], key: str, item: str, present: bool, name: str) -> bool:
+    """Put ``item`` into the list ``holder[key]`` or take it out (a list left empty goes);
+    True when it changed. ``name`` is the key's dotted path, for the error."""
+    items = holder.get(key)
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        raise InstallError(f"{name} is not a list", key=name, fix="repair the settings file")
+    if present == (item in items):
+        return False
+    kept = [*items, item] if present else [other for other in items if other != item]
+    if kept:
+        holder[key] = kept
+    else:
+        holder.pop(key, None)
+    return True
+
+
 def hide_hook_tool(data: dict[str, Any], hide: bool) -> bool:
     """Put the hooks' MCP tool into ``permissions.deny`` (Claude Code then keeps it from the
     model; hooks still call it), or take it out; True when the settings changed."""
@@ -265,25 +293,10 @@ def hide_hook_tool(data: dict[str, Any], hide: bool) -> bool:
             raise InstallError("the permissions key is not an object", key="permissions",
                                fix="repair the settings file")
         permissions = data["permissions"] = {}
-    deny = permissions.get("deny")
-    if deny is None:
-        deny = []
-    if not isinstance(deny, list):
-        raise InstallError("permissions.deny is not a list", key="permissions.deny",
-                           fix="repair the settings file")
-    if hide == (HOOK_TOOL_NAME in deny):
-        return False
-    if hide:
-        permissions["deny"] = [*deny, HOOK_TOOL_NAME]
-    else:
-        kept = [rule for rule in deny if rule != HOOK_TOOL_NAME]
-        if kept:
-            permissions["deny"] = kept
-        else:
-            permissions.pop("deny", None)
-        if not permissions:
-            data.pop("permissions", None)
-    return True
+    changed = _listed(permissions, "deny", HOOK_TOOL_NAME, hide, "permissions.deny")
+    if changed and not permissions:
+        data.pop("permissions", None)
+    return changed
 
 
 def local_settings_path(project_dir: str) -> str:
@@ -295,20 +308,7 @@ def local_settings_path(project_dir: str) -> str:
 def approve_hooks_server(data: dict[str, Any], approve: bool) -> bool:
     """List the hooks' MCP server in ``enabledMcpjsonServers`` (an interactive session then starts
     it without asking), or take it out; True when the settings changed."""
-    approved = data.get("enabledMcpjsonServers")
-    if approved is None:
-        approved = []
-    if not isinstance(approved, list):
-        raise InstallError("enabledMcpjsonServers is not a list", key="enabledMcpjsonServers",
-                           fix="repair the settings file")
-    if approve == (HOOK_SERVER in approved):
-        return False
-    kept = [*approved, HOOK_SERVER] if approve else [n for n in approved if n != HOOK_SERVER]
-    if kept:
-        data["enabledMcpjsonServers"] = kept
-    else:
-        data.pop("enabledMcpjsonServers", None)
-    return True
+    return _listed(data, "enabledMcpjsonServers", HOOK_SERVER, approve, "enabledMcpjsonServers")
 
 
 def forget_local(project_dir: str) -> str | None:

@@ -13,9 +13,8 @@ import os
 
 from governance.intent import scope, selection
 from governance.project import (
-    INTENTS_FOLDER,
-    INTENTS_NAME,
     cache_file,
+    intents_path,
     recall,
     remember,
     require_config_libraries,
@@ -34,7 +33,7 @@ WRITING = ("file-write", "file-delete")
 
 def declared(project: str) -> list[dict[str, Any]]:
     """The declared intents as plain dicts (from the memo; compiled on a change)."""
-    source = os.path.join(project, INTENTS_FOLDER, INTENTS_NAME)
+    source = intents_path(project)
     seen = signature([source])
     known = recall(cache_file(project, MEMO), seen)
     if isinstance(known, list):

@@ -9,14 +9,12 @@ file and the key, and says how to fix it. Cold path (``yaml``).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from governance.errors import ConfigError
-from governance.project import INTENTS_FOLDER as FOLDER
-from governance.project import INTENTS_NAME as NAME
+from governance.project import intents_path
 
 STATUSES = ("active", "done", "blocked")
 KEYS = ("id", "title", "status", "owned_scope", "constraints", "acceptance_criteria")
@@ -39,7 +37,7 @@ class Intent:
 
 
 def path(project_dir: str) -> str:
-    return os.path.join(project_dir, FOLDER, NAME)
+    return intents_path(project_dir)
 
 
 def load(project_dir: str) -> list[Intent]:

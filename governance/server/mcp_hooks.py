@@ -32,10 +32,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from governance.install.settings import MCP_EVENTS, MCP_FIELDS
 from governance.policy.layer import HOOK_SERVER, HOOK_TOOL
 from governance.project import find_project
-from governance.server.hooks import HOOKS, hook_answer
-
-FIELDS = MCP_FIELDS
-EVENTS = MCP_EVENTS
+from governance.server.hooks import hook_answer
 
 server = MCPServer(
     HOOK_SERVER,
@@ -48,7 +45,7 @@ def hook_input(event: str, fields: dict[str, Any]) -> bytes:
     it filled in (an absent field arrives as ``""`` and is left out)."""
     payload: dict[str, Any] = {"hook_event_name": event}
     payload.update((name, value) for name, value in fields.items()
-                   if name in FIELDS and value != "" and value is not None)
+                   if name in MCP_FIELDS and value != "" and value is not None)
     return json.dumps(payload).encode("utf-8")
 
 
@@ -62,12 +59,12 @@ async def decide_tool_call(event: str, on_error: str = "", session_id: Any = "",
                      tool_use_id: Any = "", tool_response: Any = "", duration_ms: Any = "",
                      error: Any = "", is_interrupt: Any = "", prompt: Any = "",
                      mcp_server: Any = "") -> str:
-    if event not in EVENTS or event not in HOOKS:
+    if event not in MCP_EVENTS:
         raise ToolError(f"{event!r} is not an event governance answers over MCP; it answers "
-                        f"{', '.join(EVENTS)} (SessionStart stays a command hook).")
+                        f"{', '.join(MCP_EVENTS)} (SessionStart stays a command hook).")
     if on_error not in ("", "allow", "block"):
         raise ToolError(f"on_error must be allow or block, not {on_error!r}.")
-    fields = {name: value for name, value in locals().items() if name in FIELDS}
+    fields = {name: value for name, value in locals().items() if name in MCP_FIELDS}
     # on the event loop, not a worker thread: the decision takes well under a millisecond, and
     # handing it to a thread cost more in waits for the interpreter lock
     return hook_answer(event, hook_input(event, fields), on_error).decode("utf-8")

@@ -20,36 +20,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from claude_runner import ClaudeRunner, install_claude, network_isolation_available  # noqa: E402
 from fake_api import Text, ToolUse  # noqa: E402
+from test_http_hooks import serve, stop  # noqa: E402
+from test_scenarios import DO, governance  # noqa: E402
 
-DO = "implementation-cycle/DO/WORK-064"
 PORT = 18766
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z ")
-
-
-def governance(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "governance.commands.cli", *args], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
-                          text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"governance {' '.join(args)} failed: {done.stdout}{done.stderr}")
 
 
 def _at(line: str) -> float | None:
@@ -97,15 +85,7 @@ def run_once(runner: ClaudeRunner, work: Path, transport: str, calls: int) -> li
     governance("state", "set", DO, "--project", str(project))
     if transport == "http":
         socket_path = Path(tempfile.mkdtemp(prefix="gov-", dir="/tmp")) / "server.sock"
-        server = subprocess.Popen(
-            [sys.executable, "-m", "governance.commands", "serve", "--project", str(project),
-             "--socket", str(socket_path)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while not socket_path.exists():
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the server did not start")
-            time.sleep(0.02)
+        server = serve(project, socket_path)
         bridge = (PORT, socket_path)
     home = project.parent / "home"
     home.mkdir()
@@ -116,8 +96,8 @@ def run_once(runner: ClaudeRunner, work: Path, transport: str, calls: int) -> li
                          args=["--debug", "hooks"], bridge=bridge, timeout=300)
     finally:
         if server is not None:
-            server.send_signal(signal.SIGTERM)
-            server.wait(20)
+            stop(server)
+            socket_path.parent.rmdir()   # the server removed its socket
     if run.returncode != 0:
         raise SystemExit(f"{transport}: claude exited {run.returncode}: {run.stderr[-1500:]}")
     logs = sorted((home / ".claude" / "debug").glob("*.txt"))

@@ -21,7 +21,15 @@ from pathlib import Path
 import pytest
 from claude_runner import ClaudeRunner
 from fake_api import Text, ToolUse
-from test_scenarios import DO, REPO, decisions, denied_ids, governance, tool_use_ids
+from test_scenarios import (
+    DO,
+    REPO,
+    assert_web_denied_bash_ran,
+    denied_ids,
+    governance,
+    tool_use_ids,
+    web_then_bash,
+)
 
 PORT = 18765
 
@@ -64,26 +72,11 @@ def test_do_denial_over_http_reaches_the_model(claude: ClaudeRunner, project: Pa
     http_governed(project)
     server = serve(project, socket_path)
     try:
-        run = claude.run(project, "http hooks scenario", [
-            [ToolUse("WebFetch", {"url": "https://example.com/doc", "prompt": "summarise"})],
-            [ToolUse("Bash", {"command": "touch http-marker", "description": "work"})],
-            [Text("finished")],
-        ], bridge=(PORT, socket_path))
+        run = claude.run(project, "http hooks scenario", web_then_bash("http-marker"),
+                         bridge=(PORT, socket_path))
     finally:
         stop(server)
-    assert run.returncode == 0, run.stderr[-2000:]
-    (fetch,) = tool_use_ids(run, "WebFetch")
-    (bash,) = tool_use_ids(run, "Bash")
-    said = json.dumps(run.log.tool_result(fetch)["content"])
-    assert fetch in denied_ids(run) and "[STATE: DO] WebFetch (web-fetch) is blocked" in said
-    assert (project / "http-marker").exists() and bash not in denied_ids(run)
-    assert "[STATE: DO] Blocked: " in run.log.text_after(bash)
-    recorded = decisions(project)
-    assert recorded[fetch]["decision"] == "deny" and recorded[bash]["action"] == "allow"
-    posts = [r for r in json.loads("[" + ",".join(
-        (project / ".claude" / "governance" / "ledger.jsonl").read_text().splitlines()) + "]")
-        if r.get("event") == "PostToolUse"]
-    assert any(r["tool_use_id"] == bash for r in posts)
+    assert_web_denied_bash_ran(run, project, "http-marker")
 
 
 @pytest.mark.parametrize("flags, denied", [((), False), (("--fail-closed",), True)],

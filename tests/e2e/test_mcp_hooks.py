@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 from claude_runner import ClaudeRunner
 from fake_api import Text, ToolUse
-from test_scenarios import DO, decisions, denied_ids, governance, ledger, tool_use_ids
+from test_scenarios import (
+    DO,
+    assert_web_denied_bash_ran,
+    denied_ids,
+    governance,
+    tool_use_ids,
+    web_then_bash,
+)
 
 HOOK_TOOL = "mcp__governance-hooks__decide_tool_call"
 
@@ -27,22 +34,8 @@ def mcp_governed(project: Path, *flags: str) -> None:
 
 def test_do_denial_through_mcp_reaches_the_model(claude: ClaudeRunner, project: Path) -> None:
     mcp_governed(project)
-    run = claude.run(project, "mcp hooks scenario", [
-        [ToolUse("WebFetch", {"url": "https://example.com/doc", "prompt": "summarise"})],
-        [ToolUse("Bash", {"command": "touch mcp-marker", "description": "work"})],
-        [Text("finished")],
-    ])
-    assert run.returncode == 0, run.stderr[-2000:]
-    (fetch,) = tool_use_ids(run, "WebFetch")
-    (bash,) = tool_use_ids(run, "Bash")
-    said = json.dumps(run.log.tool_result(fetch)["content"])
-    assert fetch in denied_ids(run) and "[STATE: DO] WebFetch (web-fetch) is blocked" in said
-    assert (project / "mcp-marker").exists() and bash not in denied_ids(run)
-    assert "[STATE: DO] Blocked: " in run.log.text_after(bash)
-    recorded = decisions(project)
-    assert recorded[fetch]["decision"] == "deny" and recorded[bash]["action"] == "allow"
-    assert any(r.get("event") == "PostToolUse" and r.get("tool_use_id") == bash
-               for r in ledger(project))
+    run = claude.run(project, "mcp hooks scenario", web_then_bash("mcp-marker"))
+    assert_web_denied_bash_ran(run, project, "mcp-marker")
     init = next(e for e in run.events if e.get("subtype") == "init")
     assert {"name": "governance-hooks", "status": "connected", "source": "project"} in \
         init["mcp_servers"]

@@ -68,6 +68,30 @@ def denied_ids(run: ClaudeRun) -> set[str]:
     return {d["tool_use_id"] for d in run.permission_denials}
 
 
+def web_then_bash(marker: str) -> list[list[Any]]:
+    """The model fetches a page (blocked in DO), then touches ``marker`` with Bash."""
+    return [[ToolUse("WebFetch", {"url": "https://example.com/doc", "prompt": "summarise"})],
+            [ToolUse("Bash", {"command": f"touch {marker}", "description": "work"})],
+            [Text("finished")]]
+
+
+def assert_web_denied_bash_ran(run: ClaudeRun, project: Path, marker: str) -> None:
+    """In DO, through whichever transport carries the hooks: the fetch is denied with its reason,
+    the Bash call runs with the context line after it, and the ledger has both decisions and the
+    Bash call's PostToolUse."""
+    assert run.returncode == 0, run.stderr[-2000:]
+    (fetch,) = tool_use_ids(run, "WebFetch")
+    (bash,) = tool_use_ids(run, "Bash")
+    said = json.dumps(run.log.tool_result(fetch)["content"])
+    assert fetch in denied_ids(run) and "[STATE: DO] WebFetch (web-fetch) is blocked" in said
+    assert (project / marker).exists() and bash not in denied_ids(run)
+    assert "[STATE: DO] Blocked: " in run.log.text_after(bash)
+    recorded = decisions(project)
+    assert recorded[fetch]["decision"] == "deny" and recorded[bash]["action"] == "allow"
+    assert any(r.get("event") == "PostToolUse" and r.get("tool_use_id") == bash
+               for r in ledger(project))
+
+
 def test_do_state_denies_web_and_questions_and_briefs_reads(
     claude: ClaudeRunner, project: Path
 ) -> None:

@@ -67,7 +67,7 @@ def test_handlers_name_every_field_and_the_failure_policy(project: Path) -> None
     assert pre["type"] == "mcp_tool" and pre["server"] == "governance-hooks"
     assert pre["tool"] == "decide_tool_call" and pre["onFailure"] == "block"
     assert pre["input"]["event"] == "${hook_event_name}" and pre["input"]["on_error"] == "block"
-    assert {k for k in pre["input"] if k not in ("event", "on_error")} == set(mcp_hooks.FIELDS)
+    assert {k for k in pre["input"] if k not in ("event", "on_error")} == set(settings.MCP_FIELDS)
     post = handler_for(project, "PostToolUse")
     assert "onFailure" not in post and "on_error" not in post["input"]
     assert data["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
@@ -83,8 +83,8 @@ def test_handlers_name_every_field_and_the_failure_policy(project: Path) -> None
 def test_every_field_of_the_recorded_events_is_passed() -> None:
     for name in PAYLOADS:
         payload = json.loads((PAYLOAD_DIR / name).read_text())
-        if payload.get("hook_event_name") in mcp_hooks.EVENTS:
-            missing = set(payload) - set(mcp_hooks.FIELDS) - {"hook_event_name"}
+        if payload.get("hook_event_name") in settings.MCP_EVENTS:
+            missing = set(payload) - set(settings.MCP_FIELDS) - {"hook_event_name"}
             assert not missing, (name, missing)
 
 
@@ -113,7 +113,7 @@ def test_answers_through_mcp_equal_the_command_hooks(tmp_path: Path, state: str 
     async def work(session: Any) -> None:
         for name in PAYLOADS:
             event = name.split("-", 1)[0].removesuffix(".json")
-            if event not in mcp_hooks.EVENTS:
+            if event not in settings.MCP_EVENTS:
                 continue
             mine = run_command(commands[event][0], json.dumps(recorded(name, here)))
             args = arguments(handler_for(there, event), recorded(name, there))
@@ -124,7 +124,7 @@ def test_answers_through_mcp_equal_the_command_hooks(tmp_path: Path, state: str 
             compared.append(event)
 
     served_by(there, work)
-    assert set(compared) == set(mcp_hooks.EVENTS)
+    assert set(compared) == set(settings.MCP_EVENTS)
     assert compared.count("PreToolUse") == sum(1 for n in PAYLOADS if n.startswith("PreToolUse"))
 
 
