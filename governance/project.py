@@ -193,6 +193,25 @@ def package_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def installed_version() -> str:
+    """claude-governance's version: the installed distribution's, else the checkout's
+    ``pyproject.toml`` (a bare checkout run without installing), else ``"unknown"``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("claude-governance")
+    except PackageNotFoundError:
+        pass
+    import tomllib
+
+    try:
+        with open(os.path.join(package_root(), "pyproject.toml"), "rb") as handle:
+            found = tomllib.load(handle).get("project", {}).get("version")
+    except (OSError, tomllib.TOMLDecodeError):
+        return "unknown"
+    return found if isinstance(found, str) else "unknown"
+
+
 def packaged_config(name: str, env_var: str) -> str:
     """A packaged default config file: ``$env_var``, else the installed copy
     (``governance/defaults``), else the checkout's ``config/``."""

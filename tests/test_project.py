@@ -102,3 +102,21 @@ def test_remember_in_a_read_only_place_keeps_no_memo_and_raises_nothing(tmp_path
     remember(memo, signature([str(blocker)]), "value")
     assert recall(memo, signature([str(blocker)])) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-folder"]
+
+
+def test_the_installed_version_is_the_distributions_and_a_checkout_falls_back_to_pyproject(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata
+    import tomllib
+
+    from governance.project import installed_version, package_root
+
+    declared = tomllib.loads(Path(package_root(), "pyproject.toml").read_text())["project"]["version"]
+    assert installed_version() == importlib.metadata.version("claude-governance") == declared
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert installed_version() == declared
