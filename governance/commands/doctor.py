@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if matrix is not None:
         _state(project, matrix, report)
     _ledger(project, report)
+    _sops(project, report)
     data = _settings_or_none(project)
     commands = settings.our_commands(data or {})
     if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
@@ -69,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
         _fence(project, matrix)
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
+
+
+def _sops(project: str, report: Report) -> None:
+    """Each SOP that does not parse: the hook skips it, so its knowledge never reaches the model."""
+    from governance.knowledge.validation import sop_problems
+
+    for path, problem, fix in sop_problems(project):
+        report.bad(f"SOP skipped, it does not parse: {path}: {problem}", fix)
 
 
 def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:

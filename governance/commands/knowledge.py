@@ -95,6 +95,7 @@ def _explain(args: argparse.Namespace, project: str) -> int:
             found = lookup.find(index, *args_, explain=True)
     finally:
         index.close()
+    skipped = list(index.header["problems"])     # SOPs that do not parse
     ctx = found.context
     acknowledged: set[str] = set()
     if args.session:
@@ -124,7 +125,7 @@ def _explain(args: argparse.Namespace, project: str) -> int:
         "memories": [{"id": m["id"], "confidence": m["confidence"], "why": m["why"],
                       "categories": m["categories"], "text": m["text"]}
                      for m in found.memories],
-        "would": would, "acknowledged": sorted(acknowledged)}
+        "would": would, "acknowledged": sorted(acknowledged), "skipped_sops": skipped}
     if args.as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
@@ -148,6 +149,13 @@ def _explain(args: argparse.Namespace, project: str) -> int:
               f"shares: {', '.join(m['why'])}")
         print(f"      {m['text'][:200]}")
     print(f"Would:     {would}")
+    if skipped:
+        many = len(skipped) > 1
+        print(f"Skipped:   {len(skipped)} SOP{'s' if many else ''} that "
+              f"{'do' if many else 'does'} not parse (never shown until fixed; "
+              "governance validate checks again):")
+        for problem in skipped:
+            print(f"  {problem}")
     return 0
 
 

@@ -98,7 +98,8 @@ def enforce(project: str, session: str, data: dict[str, Any], settings: dict[str
                 f"and it will run; the knowledge then counts as acknowledged for {minutes} in this "
                 f"session.\n\n{text}")
             outcome.context = text
-            outcome.system = ("governance: knowledge held this call until it is acknowledged ("
+            outcome.system = ((outcome.system + "\n" if outcome.system else "")
+                              + "governance: knowledge held this call until it is acknowledged ("
                               + ", ".join(i[0] for i in shown) + ")")
             record["outcome"] = "blocked"
             record["items"] = [i[0] for i in shown]

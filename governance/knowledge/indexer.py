@@ -16,10 +16,10 @@ Layout of ``.claude/governance/.cache/knowledge.index``::
 - The header holds the signature of the sources (configs, SOP folders and files, memory stores),
   the compiled settings and detectors, and where each part starts. The SOP match globs follow it,
   by kind (host, tool, path), each read only when the call has something of that kind.
-- Keys are strings: ``k:<kind>:<name>`` (an SOP's ``match:`` names), ``any:<stem>`` (an SOP without
-  ``match:``, by the parts of its file name), ``t:<tool>``, ``c:<word>`` (commands), ``h:<host>``,
-  ``m:<term>`` (a memory's words). A key's bucket is its FNV-1a hash modulo the bucket count; the
-  table gives each bucket's start (u32, little-endian), and a bucket is a marshalled dict
+- Keys are strings: ``k:<kind>:<name>`` (an SOP's ``match:`` names), ``any:<name>`` (an SOP without
+  ``match:``, by its whole file name), ``t:<tool>``, ``c:<word>`` (a whole command word),
+  ``h:<host>``, ``m:<term>`` (a memory's words). A key's bucket is its FNV-1a hash modulo the
+  bucket count; the table gives each bucket's start (u32, little-endian), and a bucket is a marshalled dict
   key -> (offset, count) of its posting list, an array of native u32 in the postings region at the
   end of the file. Only the buckets of the call's keys are read, and only the postings of the keys
   that are there. Before that, a key filter (a bitmap of the keys' hashes, 16 bits per key, one
@@ -75,11 +75,15 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     started = time.perf_counter()
     everything = signature(knowledge_sources(project_dir))
     listed = _sop_files(project_dir)
-    watched = listed if len(listed) <= WATCH_MAX else []
     # taken before reading: a write meanwhile leaves a signature that no longer matches
-    seen = {"all": everything, "watched": signature(watched)}
+    stamps = dict(zip(listed, signature(listed) or (), strict=False))   # {} if one cannot be stat'ed
     compiled = settings_module.load(project_dir)
     sops, problems = load_all(project_dir)
+    broken = sorted({p.file for p in problems if p.file in stamps})
+    # a malformed SOP is watched even among many, so that its fix (or a new break) is seen at once
+    watched = listed if len(listed) <= WATCH_MAX else broken
+    seen = {"all": everything,
+            "watched": tuple(stamps[f] for f in watched) if len(stamps) == len(listed) else None}
     memories: list[Any] = []
     if MemoryStore.exists(project_dir):
         with MemoryStore.for_project(project_dir) as store:
@@ -131,9 +135,11 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
         "globs": {k: len(v) for k, v in globs.items()}, "sops": len(sop_records),
         "memories": len(memory_records),
         "empty": not sop_records and not memory_records,
-        "problems": [p.render() for p in problems], "common": len(common)}
+        "problems": [p.render() for p in problems],
+        "problem_stamps": tuple(stamps[f] for f in broken), "common": len(common)}
     data = _layout(header, globs, keys, sop_records, memory_records)
-    quiet = header["empty"] or compiled["level"] == "disabled"
+    # a malformed SOP keeps the hook looking, so that the user is told (knowledge.notice)
+    quiet = (header["empty"] and not problems) or compiled["level"] == "disabled"
     remember(cache_file(project_dir, KNOWLEDGE_MEMO), everything, {"quiet": quiet})
     summary = {"sops": len(sop_records), "memories": len(memory_records),
                "keys": len(keys), "common_terms": len(common), "problems": header["problems"],
@@ -154,10 +160,8 @@ def _sop_files(project_dir: str) -> list[str]:
 
 def _sop_keys(sop: Any, record: dict[str, Any]) -> list[tuple[str, str]]:
     """(key, "") for each name the SOP is found by, ("host"|"tool"|"path", glob) for globs."""
-    if sop.match is None:
-        stems = {sop.name.lower()} | {p for p in sop.name.lower().replace("_", "-")
-                                      .replace(".", "-").split("-") if len(p) >= 2}
-        return [("any:" + stem, "") for stem in sorted(stems)]
+    if sop.match is None:      # the whole file name: shop-api.ai.sop is not the project shop
+        return [("any:" + sop.name.lower(), "")]
     found: list[tuple[str, str]] = []
     kinds = {"projects": "project", "services": "service", "technologies": "technology"}
     for field, items in sop.match.items():
@@ -165,8 +169,8 @@ def _sop_keys(sop: Any, record: dict[str, Any]) -> list[tuple[str, str]]:
             value = item.lower()
             if field in kinds:
                 found.append((f"k:{kinds[field]}:{value}", ""))
-            elif field == "commands":
-                words = sorted(terms(value)) or [value]
+            elif field == "commands":    # whole words, as the call's command words are taken
+                words = sorted(set(index_module.command_words(value))) or [value]
                 record["commands"].append(words)
                 found.append(("c:" + min(words, key=lambda w: (-len(w), w)), ""))
             elif field in ("hosts", "tools"):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     Builder = Callable[[str], "Index"]
 
 MAGIC = b"GKI1"
-FORMAT = 4
+FORMAT = 5
 NAME = "knowledge.index"
 FIRST_READ = 16384
 _PUNCTUATION = ("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14"
@@ -90,6 +90,13 @@ def terms(text: str) -> set[str]:
                 if len(part) >= 2 and part not in STOP and not (part.isdigit() and len(part) < 3):
                     found.add(stem(part))
     return found
+
+
+def command_words(entry: str) -> list[str]:
+    """The whole words of an SOP's ``match: commands`` entry, as a call's command words are
+    taken (lower case, quotes and brackets trimmed): ``docker-compose`` is one word, and it is not
+    the word ``docker``."""
+    return [w for w in (w.strip(_STRIP).lower() for w in entry.split()) if w]
 
 
 def fnv(key: str) -> int:
@@ -406,13 +413,21 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
     """What applies to a call the matrix lets through: the outcome to fill (``record`` holds the
     lookup's figures), what was found, and the settings; None when there is nothing to consult
     (no knowledge, level disabled). ``knowledge.enforcement`` makes the outcome of what was
-    found; ``build`` rebuilds the index (``knowledge.indexer``) when the sources changed."""
+    found; ``build`` rebuilds the index (``knowledge.indexer``) when the sources changed. SOPs
+    that do not parse are told to the user once per change (``knowledge.notice``)."""
     started = time.perf_counter()
     index, cache = current(project, build, sources)
+    notice = ""
     try:
         header = index.header
         settings: dict[str, Any] = header["settings"]
-        if settings["level"] == "disabled" or header["empty"]:
+        if settings["level"] == "disabled":
+            return None
+        if header["problems"]:
+            from governance.knowledge.notice import tell
+
+            notice = tell(project, header, data.get("session_id"))
+        if header["empty"] and not notice:
             return None
         acts = decision.acts
         primitives = {a["primitive"] for a in acts} | {decision.primitive}
@@ -427,7 +442,11 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
         index.close()
     record: dict[str, Any] = {"cache": cache, "risk": found.risk,
                               "lookup_ms": round((time.perf_counter() - started) * 1000, 3)}
-    return Outcome(record), found, settings
+    outcome = Outcome(record)
+    if notice:
+        record["sops_skipped"] = len(header["problems"])
+        outcome.system = notice
+    return outcome, found, settings
 
 
 class Found:
@@ -518,29 +537,31 @@ def find(index: Index, project: str, tool: str, tool_input: dict[str, Any], cwd:
     settings = header["settings"]
     why: dict[str, str] | None = {} if explain else None
     ctx = of_call(project, tool, tool_input, cwd, acts, settings["detectors"], why)
-    spoken: dict[str, str] = {}          # term -> the command word it comes from
+    spoken: dict[str, str] = {}          # term -> the command word it comes from (memories)
     for word in set(ctx.commands):
         for term in terms(word):
             spoken.setdefault(term, word)
-    command_terms = set(spoken)
-    name, threshold = risk_of(settings, primitives, ctx.words | command_terms, state)
+    # SOPs match whole command words (a program also by its base name: /usr/bin/docker)
+    said = set(ctx.commands) | {w.rsplit("/", 1)[-1] for w in ctx.commands}
+    name, threshold = risk_of(settings, primitives, ctx.words | set(spoken), state)
     found = Found(ctx, name, threshold)
     if why is not None:
         found.why.update(why)
     if header["empty"]:
         return found
-    keys, weights = _keys(ctx, project, spoken)
+    keys, weights = _keys(ctx, project, spoken, said)
     postings = index.postings(set(keys) | set(weights))
-    _sops(index, found, ctx, keys, postings, command_terms)
+    _sops(index, found, ctx, keys, postings, said)
     limit = header["limits"].get(name, 0)
     if limit:
         _memories(index, found, weights, postings, limit, settings["max_memories"])
     return found
 
 
-def _keys(ctx: Context, project: str, spoken: dict[str, str]
+def _keys(ctx: Context, project: str, spoken: dict[str, str], said: set[str]
           ) -> tuple[dict[str, str], dict[str, int]]:
-    """SOP keys (key -> what it stands for) and memory terms (``m:`` key -> weight)."""
+    """SOP keys (key -> what it stands for: whole names and words) and memory terms (``m:`` key
+    -> weight: names and words also by their parts)."""
     keys: dict[str, str] = {f"t:{ctx.tool.lower()}": f"the tool {ctx.tool}"}
     weights: dict[str, int] = {}
     for kind, names in ctx.names.items():
@@ -555,8 +576,9 @@ def _keys(ctx: Context, project: str, spoken: dict[str, str]
     for host in ctx.hosts:
         keys[f"h:{host}"] = f"the host {host}"
         weights.setdefault("m:" + host, 1)
-    for term, word in spoken.items():
-        keys[f"c:{term}"] = f"the command word {word!r}"
+    for word in said:
+        keys[f"c:{word}"] = f"the command word {word!r}"
+    for term in spoken:
         weights.setdefault("m:" + term, 1)
     root = project.rstrip("/") + "/"
     for path in ctx.paths[:-1]:          # the last one is the working directory
@@ -567,7 +589,7 @@ def _keys(ctx: Context, project: str, spoken: dict[str, str]
 
 
 def _sops(index: Index, found: Found, ctx: Context, keys: dict[str, str],
-          postings: dict[str, list[int]], command_terms: set[str]) -> None:
+          postings: dict[str, list[int]], words: set[str]) -> None:
     reasons: dict[int, list[str]] = {}
     for key, said in keys.items():
         for number in postings.get(key, ()):
@@ -578,7 +600,7 @@ def _sops(index: Index, found: Found, ctx: Context, keys: dict[str, str],
         record = index.sop(number)
         because = reasons[number]
         if all(r.startswith("c:") for r in because) and not any(
-                set(words) <= command_terms for words in record["commands"]):
+                set(entry) <= words for entry in record["commands"]):
             continue
         if not _unchanged(record):      # changed since the index was built: rebuild first
             found.stale = True

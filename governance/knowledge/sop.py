@@ -3,9 +3,10 @@
 Markdown with an optional YAML front matter between ``---`` lines. Sections are ``##`` headings;
 only ``preflight``, ``gotchas`` and ``credentials`` reach the model. The front matter's ``match:``
 says when the SOP applies (lists of projects, services, hosts, technologies, tools, commands,
-paths; all optional); an SOP without ``match:`` applies when its file name matches a detected
-name (``docker-deploy.ai.sop`` <- technology ``docker``). Cold path: read when the knowledge
-index is built (``knowledge.indexer``), with ``yaml``.
+paths; all optional); an SOP without ``match:`` applies when its whole file name is a detected
+name (``docker.ai.sop`` <- technology ``docker``; ``shop-api.ai.sop`` <- project ``shop-api``,
+not ``shop``). Cold path: read when the knowledge index is built (``knowledge.indexer``), with
+``yaml``.
 """
 
 from __future__ import annotations

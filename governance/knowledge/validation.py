@@ -1,5 +1,6 @@
-"""What ``governance validate`` says of the knowledge sources: the configuration, every SOP that
-does not parse, and credentials sections that look like secrets instead of where-to-find notes.
+"""What ``governance validate`` (and ``governance doctor``) says of the knowledge sources: the
+configuration, every SOP that does not parse, and credentials sections that look like secrets
+instead of where-to-find notes.
 
 Cold path. Credentials are screened with the ledger's redaction rules: a provider key or token, a
 private key, a password in a URL, a bearer or basic credential is a secret, and an SOP should say
@@ -42,6 +43,18 @@ def check(project_dir: str) -> Report:
                             "secret. Fix: say where the secret is kept (a vault item, a secret "
                             "name), not the secret itself")
     return Report(len(sops), errors, warnings)
+
+
+def sop_problems(project_dir: str) -> list[tuple[str, str, str]]:
+    """Each SOP that does not parse (and so is skipped): its file, the problem (with the key when
+    there is one) and the fix. ``governance doctor`` lists them."""
+    _sops, problems = load_all(project_dir)
+    found = []
+    for exc in problems:
+        where = f"at key {exc.key}: " if exc.key else ""
+        found.append((exc.file or "", where + exc.message,
+                      exc.fix or "correct the SOP, or remove it"))
+    return found
 
 
 def _redacted_kinds(text: str) -> list[str]:

@@ -86,18 +86,82 @@ def test_an_sop_is_found_by_a_detected_technology_and_a_host_glob(project: Path)
 
 
 def test_an_sop_without_match_applies_by_its_file_name(project: Path) -> None:
-    sop(project, "docker-deploy", "## Gotchas\nNever down -v.\n")
+    sop(project, "docker", "## Gotchas\nNever down -v.\n")
+    sop(project, "docker-deploy", "## Gotchas\nNot by its parts.\n")
     sop(project, "shop-api", "## Preflight\nRun just test.\n")
     names = [s["name"] for s in find(project, "Bash", {"command": "docker ps"}).sops]
-    assert names == ["docker-deploy", "shop-api"]           # shop-api: the project folder
+    assert names == ["docker", "shop-api"]           # shop-api: the project folder
     names = [s["name"] for s in find(project, "Read", {"file_path": "/etc/hosts"}).sops]
     assert names == ["shop-api"]
+
+
+def user_sop(name: str, text: str) -> Path:
+    folder = Path(os.environ["HOME"]) / ".claude" / "sops"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.ai.sop"
+    path.write_text(text)
+    return path
+
+
+def named_project(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    (root / ".claude").mkdir(parents=True)
+    return root.resolve()
+
+
+@pytest.mark.parametrize(("sop_name", "folder", "applies"), [
+    ("shop-api", "shop-api", True),
+    ("shop-api", "shop", False),           # not by the parts of the file name ...
+    ("shop-api", "api", False),
+    ("shop", "shop-api", False),           # ... nor by the parts of the folder's name
+    ("billing-api-v2", "billing-api-v2", True),   # a name of many words matches as a whole
+    ("billing-api-v2", "billing-api", False),
+    ("billing_api.v2", "billing_api.v2", True),
+    ("billing_api.v2", "billing", False),
+    ("shop-api", "Shop-API", True),        # names are compared in lower case
+])
+def test_a_file_name_matches_a_whole_name(tmp_path: Path, sop_name: str, folder: str,
+                                          applies: bool) -> None:
+    user_sop(sop_name, "## Preflight\nRun just test.\n")   # the user's SOPs serve every project
+    project = named_project(tmp_path, folder)
+    names = [s["name"] for s in find(project, "Read", {"file_path": "/etc/hosts"}).sops]
+    assert names == ([sop_name] if applies else [])
+
+
+def test_a_file_name_matches_a_whole_detected_name(project: Path) -> None:
+    (project / ".claude" / "governance").mkdir(parents=True)
+    (project / ".claude" / "governance" / "knowledge.yaml").write_text(
+        "detectors:\n  - {kind: service, name: payments-api, words: [payctl]}\n")
+    sop(project, "payments-api", "## Gotchas\nThe service.\n")
+    sop(project, "payments", "## Gotchas\nNot the service's first part.\n")
+    sop(project, "kubernetes-upgrade", "## Gotchas\nNot the technology kubernetes.\n")
+    found = find(project, "Bash", {"command": "payctl status"})
+    assert [s["name"] for s in found.sops] == ["payments-api"]
+    assert found.sops[0]["why"] == ["service payments-api"]
+    assert not find(project, "Bash", {"command": "kubectl get pods"}).sops
 
 
 def test_command_entries_need_all_their_words(project: Path) -> None:
     sop(project, "down", "---\nmatch:\n  commands: [docker compose down]\n---\n## Gotchas\nx\n")
     assert find(project, "Bash", {"command": "docker compose down"}).sops
     assert not find(project, "Bash", {"command": "docker compose up"}).sops
+
+
+@pytest.mark.parametrize(("entry", "command", "applies"), [
+    ("docker-compose", "docker-compose up -d", True),
+    ("docker-compose", "docker compose up -d", False),
+    ("docker", "docker-compose up -d", False),     # a command word matches as a whole word
+    ("compose", "docker-compose up -d", False),
+    ("docker compose", "/usr/local/bin/docker compose up", True),   # a program by its base name
+    ("Docker Compose", "docker compose up", True),
+    ("pg_dump", "pg_dump -Fc shop", True),
+    ("pg", "pg_dump -Fc shop", False),
+    ("deploy", "deploying now", False),             # no stemming of command words
+])
+def test_command_entries_match_whole_words(project: Path, entry: str, command: str,
+                                           applies: bool) -> None:
+    sop(project, "cmd", f"---\nmatch:\n  commands: ['{entry}']\n---\n## Gotchas\nx\n")
+    assert bool(find(project, "Bash", {"command": command}).sops) is applies
 
 
 def test_tools_and_path_globs(project: Path) -> None:
