@@ -1,15 +1,28 @@
-"""``governance explain TOOL_USE_ID``: the decision on one tool call, the rule, the state, the
-config hash and the result of the call, from the ledger."""
+"""``governance explain TOOL_USE_ID | 'COMMAND'``: the decision on one tool call, the rule, the
+state, the config hash and the result of the call, from the ledger; or, given a Bash command
+rather than an id, how that command is analysed and decided (what ``explain-command`` prints)."""
 
 from __future__ import annotations
 
 import argparse
 
+ID_PREFIX = "toolu_"  # Claude Code's tool_use_id
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tool_use_id", metavar="TOOL_USE_ID", help="the call's id (toolu_...)")
+    parser.add_argument("call", metavar="TOOL_USE_ID|COMMAND",
+                        help="a tool call's id (toolu_..., see `governance log`), or a Bash "
+                             "command in quotes")
     parser.add_argument("--project", help="the project folder (default: the current project)")
-    parser.add_argument("--json", action="store_true", help="print the records as JSON")
+    parser.add_argument("--state", help="for a Bash command: decide in this state instead of "
+                                        "the current one")
+    parser.add_argument("--json", action="store_true", help="print the records (or the analysis) "
+                                                            "as JSON")
+
+
+def looks_like_id(text: str) -> bool:
+    """An id is one word; Claude Code's start with ``toolu_``."""
+    return text.startswith(ID_PREFIX) and not any(c.isspace() for c in text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,13 +33,23 @@ def run(args: argparse.Namespace) -> int:
     from governance.ledger.report import explain_text
     from governance.project import governance_dir, project_from_cli
 
-    found = explain(governance_dir(project_from_cli(args.project)), args.tool_use_id)
-    if args.json:
-        print(json.dumps(found, indent=2, ensure_ascii=False, sort_keys=True))
-    elif found["decisions"] or found["results"]:
-        print(explain_text(found))
-    if not (found["decisions"] or found["results"]):
-        print(f"no ledger record has tool_use_id {args.tool_use_id!r} (see `governance log`)",
-              file=sys.stderr)
+    text: str = args.call
+    found = None
+    if text.strip() and not any(c.isspace() for c in text):  # an id is one word
+        found = explain(governance_dir(project_from_cli(args.project)), text)
+    if found is not None and (found["decisions"] or found["results"]):
+        if args.json:
+            print(json.dumps(found, indent=2, ensure_ascii=False, sort_keys=True))
+        else:
+            print(explain_text(found))
+        return 0
+    if looks_like_id(text) or not text.strip():
+        print(f"governance: no ledger record has tool_use_id {text!r}: `governance log` lists the "
+              "recent calls with their ids", file=sys.stderr)
         return 1
-    return 0
+    print(f"note: {text!r} is not the id of a recorded tool call, so it is explained as a Bash "
+          f"command (as `governance explain-command` does)", file=sys.stderr)
+    from governance.commands import explain_command
+
+    return explain_command.run(argparse.Namespace(
+        shell_command=text, project=args.project, state=args.state, cwd=None, json=args.json))

@@ -77,8 +77,13 @@ def _layer(args: argparse.Namespace) -> tuple[Any, str]:
     from governance.policy.state import StateView
     from governance.project import project_from_cli
 
+    project = project_from_cli(args.project)
+    if not os.path.isdir(os.path.join(project, ".claude")):  # compiling would write a cache there
+        return None, (f"no decision: {project} is not a governed project (no .claude folder), so "
+                      "the acts are shown without actions; pass --project DIR for a project's "
+                      "decision")
     try:
-        layer = GovernanceLayer(project_from_cli(args.project))
+        layer = GovernanceLayer(project)
     except (GovernanceError, ValueError, OSError) as exc:
         text = exc.render() if isinstance(exc, GovernanceError) else str(exc)
         return None, f"no decision: the project's matrix cannot be loaded ({text})"
