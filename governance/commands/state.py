@@ -15,12 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
     get = sub.add_parser("get", help="print cycle/PHASE/WORK (or the state in use)")
-    get.add_argument("--json", action="store_true")
+    get.add_argument("--json", action="store_true", help="print the state as JSON")
     setter = sub.add_parser("set", help="set the state: CYCLE/PHASE[/WORK-ID] (or CYCLE PHASE [WORK])")
-    setter.add_argument("spec", nargs="+", metavar="SPEC")
+    setter.add_argument("spec", nargs="+", metavar="SPEC",
+                        help="CYCLE/PHASE[/WORK-ID], or CYCLE PHASE [WORK-ID], or a phase of "
+                             "the current cycle")
     sub.add_parser("next", help="move to the next phase of the current cycle")
     show = sub.add_parser("show", help="the state and what is allowed, warned and blocked in it")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("--json", action="store_true", help="print the state and its rules as "
+                                                          "JSON")
     for p in (get, setter, sub.choices["next"], show):
         p.add_argument("--project", help="the project folder (default: the current project)")
 
