@@ -3,8 +3,9 @@
 The hooks, the cycle state, the matrix layers in force (and whether the override is the accepted
 one), the sandbox, the resident server, the ledger's health and the intents, with the version.
 Each part is read on its own: a part that cannot be read says why in its line and the others are
-still shown. It reads, and writes nothing, and it stays quick: the ledger is judged by its head
-and its last record, never by reading the whole chain (``governance ledger verify`` does that).
+still shown. It changes nothing (reading the matrix may refresh its compiled cache), and it stays
+quick: the ledger is judged by its head and its last record, never by reading the whole chain
+(``governance ledger verify`` does that).
 """
 
 from __future__ import annotations
