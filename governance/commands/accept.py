@@ -31,19 +31,60 @@ def record_matrix(project: str, compiled: dict[str, Any], override: tuple[str, b
 
 def accept_matrix(project: str) -> tuple[bool, list[str]]:
     """Validate the project's matrix and, when valid, record it as accepted: (accepted, lines)."""
-    from governance.policy import matrix as matrix_module
-    from governance.policy.compiler import compile_matrix
-
-    default, override, config_hash = matrix_module.read_sources(project)
-    compiled, problems = compile_matrix(default, override, config_hash)
-    lines = [problem.render() for problem in problems]
+    compiled, override, config_hash, lines = _compile(project)
     if compiled is None:
         return False, lines
     return True, [*lines, record_matrix(project, compiled, override, config_hash)]
 
 
+def _compile(project: str) -> tuple[dict[str, Any] | None, tuple[str, bytes] | None, str,
+                                    list[str]]:
+    """The project's matrix compiled from its files as they are: (compiled or None when invalid,
+    the override, the config hash, a line for each problem)."""
+    from governance.policy import matrix as matrix_module
+    from governance.policy.compiler import compile_matrix
+
+    default, override, config_hash = matrix_module.read_sources(project)
+    compiled, problems = compile_matrix(default, override, config_hash)
+    return compiled, override, config_hash, [problem.render() for problem in problems]
+
+
+def state_problem(project: str, matrix: dict[str, Any]) -> str | None:
+    """What keeps the state file from being accepted under ``matrix`` (it is not JSON, names no
+    phase, or a phase the matrix does not know), as a sentence with the fix; None when it can be
+    accepted (a missing file is "no state set")."""
+    from governance.policy import state as state_module
+    from governance.project import read_bytes
+
+    path = state_module.state_path(project)
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror})"
+    else:
+        try:
+            content = json.loads(data)
+        except ValueError as exc:   # UnicodeDecodeError included
+            problem = f"is not valid JSON ({exc})"
+        else:
+            if not isinstance(content, dict) or not isinstance(content.get("phase"), str):
+                problem = "does not name a phase (a JSON object with \"phase\" is expected)"
+            else:
+                cycle = str(content["cycle"]) if isinstance(content.get("cycle"), str) else ""
+                if state_module.resolve(matrix, cycle, content["phase"]) is not None:
+                    return None
+                problem = (f"names the phase {cycle + '/' if cycle else ''}{content['phase']}, "
+                           "which the activity matrix does not know")
+    return (f"The state file {path} {problem}, so governance would read no state from it and "
+            f"use {matrix['settings']['fallback_state']}. Set the state from a terminal with "
+            "`governance state set CYCLE/PHASE/WORK-ID` (or delete the file for no state).")
+
+
 def accept_state(project: str) -> str:
-    """Record the state file's bytes, as they are, as accepted."""
+    """Record the state file's bytes, as they are, as accepted (check them first with
+    ``state_problem``: recorded bytes that name no state leave governance in its fallback)."""
     from governance.policy import seal
     from governance.policy import state as state_module
     from governance.project import read_bytes
@@ -64,6 +105,29 @@ def accept_state(project: str) -> str:
     return f"Accepted the cycle state file {path} as it is"
 
 
+def settings_problems(project: str) -> list[str]:
+    """What keeps the settings governance owns from being accepted: each settings file the seal
+    watches that is not a JSON object, and a sandbox manifest that cannot be read."""
+    from governance.errors import InstallError
+    from governance.install import settings as settings_file
+    from governance.sandbox import control
+
+    errors = []
+    for path in settings_file.files_to_watch(project):
+        try:
+            settings_file.load(path)
+        except InstallError as exc:
+            errors.append(exc)
+    try:
+        control.load_manifest(project)
+    except InstallError as exc:
+        errors.append(exc)
+    return [f"{exc.file}: {exc.message}, so nothing was accepted. Fix: "
+            + (exc.fix if exc.file and exc.file.endswith("sandbox.json") and exc.fix
+               else "repair the file") + ", then run `governance accept` again."
+            for exc in errors]
+
+
 def accept_settings(project: str) -> str:
     from governance.install import settings as settings_file
     from governance.sandbox import control
@@ -76,12 +140,20 @@ def accept_settings(project: str) -> str:
 
 
 def accept_all(project: str) -> tuple[bool, list[str]]:
-    ok, lines = accept_matrix(project)
-    if not ok:
+    """Accept the matrix, the state and the settings as they are, or nothing: each file is
+    checked before any is recorded, and a file that cannot be accepted is named with its fix."""
+    compiled, override, config_hash, lines = _compile(project)
+    if compiled is None:
         lines.append("The activity matrix is invalid, so nothing was accepted: fix it and run "
                      "`governance accept` again.")
         return False, lines
-    return True, [*lines, accept_state(project), accept_settings(project)]
+    refusals = [f"Nothing was accepted. {problem}" for problem in [state_problem(project, compiled)]
+                if problem]
+    refusals += settings_problems(project)
+    if refusals:
+        return False, [*lines, *refusals]
+    return True, [*lines, record_matrix(project, compiled, override, config_hash),
+                  accept_state(project), accept_settings(project)]
 
 
 def run(args: argparse.Namespace) -> int:

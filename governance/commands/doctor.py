@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import subprocess
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.install.registration import Broken
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,44 +19,66 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class Report:
+    """The findings, one line each: ``ok``, ``note``, or ``FAIL`` with its one fix on the same
+    line. A finding already printed (two checks that reach the same cause) is not printed again."""
+
     def __init__(self) -> None:
         self.problems = 0
+        self.seen: list[str] = []
 
     def ok(self, text: str) -> None:
-        print(f"  ok    {text}")
+        print(f"  ok    {_one_line(text)}")
 
     def bad(self, text: str, fix: str) -> None:
+        """A problem and its fix ("" when the text already ends with the fix to run)."""
+        text = _one_line(text)
+        if text in self.seen:
+            return
+        self.seen.append(text)
         self.problems += 1
-        print(f"  FAIL  {text}\n        fix: {fix}")
+        print(f"  FAIL  {text.rstrip('.')}; fix: {fix}" if fix else f"  FAIL  {text}")
+
+    def covers(self, text: str) -> bool:
+        """True when ``text`` only repeats a problem already reported."""
+        text = _one_line(text)
+        return any(seen in text for seen in self.seen)
 
     def note(self, text: str) -> None:
-        print(f"  note  {text}")
+        print(f"  note  {_one_line(text)}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def run(args: argparse.Namespace) -> int:
     from governance.install import settings
-    from governance.project import project_from_cli
+    from governance.install.registration import broken
+    from governance.project import installed_version, project_from_cli
 
     project = project_from_cli(args.project or args.project_dir)
     report = Report()
     print(f"Project: {project}")
-    _registration(project, report)
+    print(f"Governance: {installed_version()} (python {sys.executable})")
+    data = _settings_or_none(project)
+    gone = broken(project, data or {})
+    _registration(project, report, gone)
     matrix = _matrix(project, report)
     if matrix is not None:
         _state(project, matrix, report)
     _ledger(project, report)
-    _sops(project, report)
-    data = _settings_or_none(project)
+    _git_ignores(project, report)
     commands = settings.our_commands(data or {})
+    broken_where = {item.where for item in gone}
     if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
         _server(project, commands["PreToolUse"][0], report)
     elif commands.get("PreToolUse", [""])[0].startswith("mcp:"):
         _mcp_hooks(project, report)
-    elif commands.get("PreToolUse"):
+    elif commands.get("PreToolUse") and "PreToolUse hook" not in broken_where:
         _live(project, commands["PreToolUse"][0], report)
     from governance.install.mcp_entry import check as check_mcp
 
-    for ok, what, fix in check_mcp(project):
+    for ok, what, fix in check_mcp(project, broken_where):
         if ok:
             report.ok(what)
         else:
@@ -60,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if data is not None:
         from governance.install.session_entries import check
 
-        for ok, what, fix in check(project, data):
+        for ok, what, fix in check(project, data, broken_where):
             if ok:
                 report.ok(what)
             else:
@@ -72,12 +98,17 @@ def run(args: argparse.Namespace) -> int:
     return 0 if not report.problems else 1
 
 
-def _sops(project: str, report: Report) -> None:
-    """Each SOP that does not parse: the hook skips it, so its knowledge never reaches the model."""
-    from governance.knowledge.validation import sop_problems
+def _git_ignores(project: str, report: Report) -> None:
+    """Git ignores every local or secret file governance wrote, and none a team shares."""
+    from governance.install.gitignore import check
 
-    for path, problem, fix in sop_problems(project):
-        report.bad(f"SOP skipped, it does not parse: {path}: {problem}", fix)
+    for ok, what, fix in check(project):
+        if ok is None:
+            report.note(what)
+        elif ok:
+            report.ok(what)
+        else:
+            report.bad(what, fix)
 
 
 def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
@@ -131,7 +162,9 @@ def _settings_or_none(project: str) -> dict[str, object] | None:
         return None
 
 
-def _registration(project: str, report: Report) -> None:
+def _registration(project: str, report: Report, gone: list[Broken]) -> None:
+    """Our hooks for the tool events are registered once each, and every registration of ours
+    (``gone``: those whose interpreter or script is missing) can run."""
     from governance.errors import InstallError
     from governance.install import settings
 
@@ -139,9 +172,11 @@ def _registration(project: str, report: Report) -> None:
     try:
         data = settings.load(path)
     except InstallError as exc:
-        report.bad(exc.render(), "repair the JSON, then run governance install")
+        report.bad(f"{exc.file}: {exc.message}", f"repair the JSON, then run: governance install "
+                                                 f"--project {project}")
         return
     found = settings.our_commands(data)
+    missing = {item.where: item for item in gone}
     for event in settings.EVENTS:
         commands = found.get(event, [])
         if not commands:
@@ -154,18 +189,12 @@ def _registration(project: str, report: Report) -> None:
         elsewhere = settings.served_elsewhere(commands[0])
         if elsewhere is not None:
             report.ok(f"{event} hook registered {elsewhere}")
-            continue
-        argv = shlex.split(commands[0])
-        missing = [p for p in argv if p.startswith("/") and not os.path.exists(p)]
-        if missing:
-            report.bad(f"{event} hook points at missing files: {', '.join(missing)} (a missing "
-                       "script exits 127, which silently disables the hook)",
-                       f"reinstall, then run: governance install --project {project}")
-        elif argv and not os.access(argv[0], os.X_OK):
-            report.bad(f"{event} hook interpreter {argv[0]} is not executable",
-                       f"run: governance install --project {project}")
-        else:
+        elif f"{event} hook" not in missing:
             report.ok(f"{event} hook registered: {commands[0]}")
+    for item in gone:   # the tool moved or was uninstalled: Claude Code gets exit 127
+        report.bad(f"the {item.where} runs {item.missing}, which is gone, so it cannot run "
+                   f"(command: {item.command})",
+                   f"governance install --repair --project {project}")
 
 
 def _matrix(project: str, report: Report) -> dict[str, object] | None:
@@ -177,9 +206,10 @@ def _matrix(project: str, report: Report) -> dict[str, object] | None:
     except GovernanceError as exc:
         report.bad(f"activity matrix invalid: {exc.render()}", "run: governance validate")
         return None
-    if matrix.get("unaccepted"):
-        report.bad(str(matrix["unaccepted"]), "check and accept it: governance validate")
-    report.ok(f"activity matrix in force is valid ({', '.join(matrix['files'])})")
+    if matrix.get("unaccepted"):   # the text ends with its fix (`governance validate`)
+        report.bad(str(matrix["unaccepted"]), "")
+    report.ok("the activity matrix accepted last is in force and valid" if matrix.get("unaccepted")
+              else f"activity matrix in force is valid ({', '.join(matrix['files'])})")
     return matrix
 
 
@@ -325,8 +355,14 @@ def _live(project: str, command: str, report: Report) -> None:
         report.bad(f"the PreToolUse hook answered exit {done.returncode} with {done.stdout[:200]!r}"
                    f" {done.stderr[:200]!r}", "run: governance install, then doctor again")
         return
-    if "systemMessage" in answer:
-        report.bad(f"the PreToolUse hook reports a failure: {answer['systemMessage']}",
-                   "fix what it names")
+    said = str(answer.get("systemMessage", "")).removeprefix("Governance:").strip()
+    if said and not report.covers(said):
+        from governance.project import governance_dir
+
+        named = "`governance " in said or "Fix:" in said or "fix:" in said
+        report.bad(f"the PreToolUse hook reports: {said}", "" if named else
+                   f"read {os.path.join(governance_dir(project), 'errors.log')} for the cause, "
+                   "then run `governance validate`")
     else:
-        report.ok(f"live PreToolUse call answered: {context.splitlines()[0]}")
+        report.ok(f"live PreToolUse call answered: {context.splitlines()[0]}"
+                  + (" (with the problem reported above)" if said else ""))

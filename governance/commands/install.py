@@ -8,16 +8,6 @@ import os
 
 from governance.errors import InstallError
 
-GITIGNORE = """# Local governance data: state, ledger, caches. Commit activity_matrix.yaml if you override it.
-.cache/
-*.lock
-*.tmp
-errors.log*
-ledger*
-state.json
-decisions.db*
-"""
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project_dir", nargs="?", help="the project (same as --project)")
@@ -49,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --http: the server's port (default: the running server's, "
                              "else 8765)")
     parser.add_argument("--python", help="interpreter for the hook command (default: this one)")
+    parser.add_argument("--repair", action="store_true",
+                        help="write every registration again for this interpreter (after the tool "
+                             "moved), with the transport and options the project already has")
     parser.add_argument("--dry-run", action="store_true", help="print the new settings only")
 
 
@@ -126,6 +119,28 @@ def _mcp_hooks_notes(project: str, python: str, fail_closed: bool) -> list[str]:
     return notes
 
 
+def _as_installed(project: str, args: argparse.Namespace) -> None:
+    """For ``--repair``: take the options the project was installed with (its transport, port,
+    failure mode, session hooks, status line, slash commands, MCP server, sandbox), so that
+    install writes the same registrations again for this interpreter."""
+    from governance.install import settings
+    from governance.install.registration import installed_options
+    from governance.project import cache_file
+
+    found = installed_options(project, settings.load(settings.settings_path(project)))
+    args.http, args.mcp_hooks = found["http"], found["mcp_hooks"]
+    args.port = args.port if args.port is not None else found["port"]
+    args.fail_closed = args.fail_closed or found["fail_closed"]
+    args.session_hooks = found["session_hooks"]
+    args.statusline = args.statusline or found["statusline"]
+    for name in ("slash_commands", "mcp", "sandbox"):
+        setattr(args, name, getattr(args, name) or found[name])
+    import shutil
+
+    # compiled configs record where the installation was (the fence): compile them again
+    shutil.rmtree(os.path.dirname(cache_file(project, "x")), ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from governance.install import settings
     from governance.project import governance_dir, project_from_cli
@@ -137,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
     project = project_from_cli(args.project or args.project_dir)
     if not os.path.isdir(project):
         raise InstallError(f"no such project folder {project!r}", fix="pass an existing folder")
+    if args.repair:
+        _as_installed(project, args)
     python = os.path.abspath(args.python) if args.python else settings.interpreter()
     if not os.access(python, os.X_OK):
         raise InstallError(f"the interpreter {python!r} is not executable",
@@ -196,12 +213,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         backup = settings.save(path, data)
         print(f"Installed governance hooks in {path}" + (f" (backup: {backup})" if backup else ""))
-    gov = governance_dir(project)
-    os.makedirs(gov, mode=0o700, exist_ok=True)
-    ignore = os.path.join(gov, ".gitignore")
-    if not os.path.exists(ignore):
-        with open(ignore, "w", encoding="utf-8") as fh:
-            fh.write(GITIGNORE)
+    os.makedirs(governance_dir(project), mode=0o700, exist_ok=True)
+    from governance.install import gitignore
+
+    notes.extend(gitignore.write(project))
+    moved = settings.tidy_old_backups(project)
+    if moved:
+        notes.append(f"Moved {len(moved)} old backup(s) into {os.path.dirname(moved[0])}.")
     for event, handlers in entries.items():
         print(f"  {event}: {next(iter(settings.identity(handlers[0]).values()))}")
     if args.http and not args.dry_run:
@@ -230,14 +248,16 @@ def run(args: argparse.Namespace) -> int:
         print(note)
     _warm_caches(project)
     if first_seal:  # from now on a change that bypasses governance is noticed
-        from governance.commands.accept import accept_matrix, accept_state
+        from governance.commands.accept import accept_matrix, accept_state, state_problem
+        from governance.policy import matrix as matrix_module
 
         accepted, lines = accept_matrix(project)
         print("\n".join(lines) if not accepted else lines[-1])
         if not accepted:
             print("WARNING: the project's activity matrix is invalid, so governance uses the "
                   "packaged default until you fix it and run `governance validate`.")
-        print(accept_state(project))
+        problem = state_problem(project, matrix_module.load(project))
+        print(accept_state(project) if problem is None else f"WARNING: {problem}")
     if args.sandbox:
         from governance.commands.sandbox import turn_on
 

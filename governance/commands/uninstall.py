@@ -53,5 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
     for note in turn_off(project):
         print(note)
+    from governance.install.gitignore import remove as remove_ignores
+
+    for note in remove_ignores(project):
+        print(note)
     print("State and ledger in .claude/governance/ are kept.")
     return 0

@@ -4,18 +4,19 @@ Two servers, each a stdio server started as ``<python> -m MODULE --project <proj
 ``mcpServers.governance`` (``governance.decisions.mcp_server``: the decision tools, ``install
 --mcp``) and ``mcpServers.governance-hooks`` (``governance.server.mcp_hooks``: the tool
 ``mcp_tool`` hooks call, ``install --mcp-hooks``). Other servers are kept as they are; a changed
-file is first copied to ``.mcp.json.bak``; an older entry of ours for the same module under
-another name is replaced, so there is never more than one of each.
+file is first copied to ``.claude/governance/backups/mcp.json.bak``; an older entry of ours for
+the same module under another name is replaced, so there is never more than one of each.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+from collections.abc import Collection
 from typing import Any
 
 from governance.errors import InstallError
+from governance.install.settings import back_up
 from governance.policy.layer import HOOK_SERVER
 from governance.project import temp_path
 
@@ -46,7 +47,7 @@ def _module_of(entry: Any) -> str | None:
     return next((arg for arg in args if arg in SERVERS.values() or arg in OLD_MODULES), None)
 
 
-def _is_ours(entry: Any, name: str | None = None) -> bool:
+def is_ours(entry: Any, name: str | None = None) -> bool:
     """Ours (``name``: ours and the server ``name``, or an older entry of it)."""
     module = _module_of(entry)
     if module is None or name is None:
@@ -76,8 +77,7 @@ def _load(path: str) -> dict[str, Any]:
 
 
 def _save(path: str, data: dict[str, Any] | None) -> None:
-    if os.path.exists(path):
-        shutil.copy2(path, path + ".bak")
+    back_up(path)
     if data is None:
         os.unlink(path)
         return
@@ -103,7 +103,7 @@ def install_mcp(project_dir: str, python: str, name: str = SERVER_NAME) -> str:
     servers: dict[str, Any] = dict(data.get("mcpServers") or {})
     wanted = server_entry(os.path.realpath(project_dir), python, name)
     kept = {other: entry for other, entry in servers.items()
-            if other != name and not _is_ours(entry, name)}
+            if other != name and not is_ours(entry, name)}
     kept[name] = wanted
     if servers == kept and os.path.exists(path):
         return path  # already installed as wanted: leave the file (and its backup) alone
@@ -119,7 +119,7 @@ def uninstall_mcp(project_dir: str, name: str | None = None) -> bool:
     servers: dict[str, Any] = dict(data.get("mcpServers") or {})
     names = list(SERVERS) if name is None else [name]
     kept = {other: entry for other, entry in servers.items()
-            if other not in names and not any(_is_ours(entry, n) for n in names)}
+            if other not in names and not any(is_ours(entry, n) for n in names)}
     if kept == servers:
         return False
     rest = {key: value for key, value in data.items() if key != "mcpServers"}
@@ -127,8 +127,9 @@ def uninstall_mcp(project_dir: str, name: str | None = None) -> bool:
     return True
 
 
-def check(project_dir: str) -> list[tuple[bool, str, str]]:
-    """``(ok, what, fix)`` lines for ``governance doctor`` about our MCP server registration."""
+def check(project_dir: str, broken: Collection[str] = ()) -> list[tuple[bool, str, str]]:
+    """``(ok, what, fix)`` lines for ``governance doctor`` about our MCP server registration (a
+    server named in ``broken``, which doctor reports with its fix, gets no line here)."""
     path = mcp_json_path(project_dir)
     try:
         data = _load(path)
@@ -145,6 +146,6 @@ def check(project_dir: str) -> list[tuple[bool, str, str]]:
             lines.append((False, f"MCP server {name!r} in {path} starts {module}, which moved to "
                                  f"{MODULE}: Claude Code cannot start it",
                           f"run: governance install --mcp --project {project_dir}"))
-        else:
+        elif f"MCP server {name!r} in {FILE_NAME}" not in broken:
             lines.append((True, f"MCP server {name!r} registered ({module})", ""))
     return lines

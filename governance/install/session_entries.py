@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Collection
 from typing import Any
 
 from governance.install import settings
@@ -134,16 +135,11 @@ def write_slash_commands(project: str, python: str | None = None) -> list[str]:
     return written
 
 
-def _script_of(command: str) -> str | None:
-    try:
-        parts = shlex.split(command)
-    except ValueError:
-        return None
-    return next((p for p in parts if p.endswith(".py")), None)
-
-
-def check(project: str, data: dict[str, Any]) -> list[tuple[bool, str, str]]:
-    """``(ok, what, fix)`` lines for ``governance doctor`` about the session integration."""
+def check(project: str, data: dict[str, Any], broken: Collection[str] = ()
+          ) -> list[tuple[bool, str, str]]:
+    """``(ok, what, fix)`` lines for ``governance doctor`` about the session integration: what is
+    registered and what is not (optional). Registrations named in ``broken`` (the ``where`` of
+    ``registration.broken``, which doctor reports with their fix) get no line here."""
     lines: list[tuple[bool, str, str]] = []
     registered = settings.our_commands(data)
     for event, script in SESSION_EVENTS.items():
@@ -152,30 +148,22 @@ def check(project: str, data: dict[str, Any]) -> list[tuple[bool, str, str]]:
             lines.append((False, f"{event} hook is not registered (no session briefing)",
                           "governance install --session-hooks"))
             continue
-        elsewhere = settings.served_elsewhere(commands[0])
-        if elsewhere is not None:
-            lines.append((True, f"{event} hook registered {elsewhere}", ""))
+        if f"{event} hook" in broken:
             continue
-        path = _script_of(commands[0])
-        if path is None or not os.path.isfile(path):
-            lines.append((False, f"{event} hook runs a missing script: {commands[0]}",
-                          "governance install --session-hooks (again)"))
-        else:
-            lines.append((True, f"{event} hook registered ({script})", ""))
+        elsewhere = settings.served_elsewhere(commands[0])
+        lines.append((True, f"{event} hook registered {elsewhere}" if elsewhere is not None
+                      else f"{event} hook registered ({script})", ""))
     status = data.get("statusLine")
     if status is None:
         lines.append((False, "no status line is registered", "governance install --statusline"))
     elif not is_our_statusline(status):
         lines.append((True, "a status line of another tool is registered (kept as it is)", ""))
-    else:
-        first = shlex.split(str(status.get("command", "")))[:1]
-        if first and os.access(first[0], os.X_OK):
-            lines.append((True, f"status line registered ({status['command']})", ""))
-        else:
-            lines.append((False, f"the status line command is not executable: {status['command']}",
-                          "governance install --statusline (again)"))
+    elif "status line" not in broken:
+        lines.append((True, f"status line registered ({status['command']})", ""))
     for name in slash_commands(None):
         path = os.path.join(project, COMMANDS_DIR, name)
+        if f"slash command /{name[:-3]}" in broken:
+            continue
         if os.path.isfile(path):
             lines.append((True, f"slash command /{name[:-3]} present", ""))
         else:

@@ -13,12 +13,11 @@ import re
 import shlex
 import shutil
 import sys
-import time
 from typing import Any
 
 from governance.errors import InstallError
 from governance.policy.layer import HOOK_SERVER, HOOK_TOOL, HOOK_TOOL_NAME
-from governance.project import package_root, temp_path
+from governance.project import governance_dir, package_root, temp_path
 
 # event -> hook script; PostToolUseFailure shares the PostToolUse script.
 EVENTS: dict[str, str] = {
@@ -32,6 +31,8 @@ OURS = re.compile(
 OURS_URL = re.compile(r"^https?://[^/]+/hooks/(PreToolUse|PostToolUse|PostToolUseFailure|"
                       r"SessionStart|UserPromptSubmit)(?:\?|$)")
 HOOK_TIMEOUT_S = 30
+BACKUPS_DIR = "backups"   # in .claude/governance/: one backup of each file install rewrites
+OLD_BACKUP = re.compile(r"^settings(?:\.local)?\.json\.bak-\d{8}-\d{6}(?:-\d+)?$")
 TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"   # what http handlers put in their Authorization header
 # What an mcp_tool handler passes (besides ``event``): every field of the events it serves, as
 # Claude Code 2.1.330 sends them, each as ``${field}``; the tool of ``governance.server.mcp_hooks``
@@ -196,17 +197,49 @@ def add_ours(data: dict[str, Any], entries: dict[str, list[dict[str, Any]]]) -> 
         groups.append(group)
 
 
+def backup_path(path: str) -> str:
+    """Where the one backup of a file install writes is kept: ``.claude/governance/backups/``
+    (local, ignored by git), named after the file (``settings.json.bak``, ``mcp.json.bak``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    project = os.path.dirname(folder) if os.path.basename(folder) == ".claude" else folder
+    return os.path.join(governance_dir(project), BACKUPS_DIR,
+                        os.path.basename(path).lstrip(".") + ".bak")
+
+
+def back_up(path: str) -> str | None:
+    """Copy ``path`` over its one backup; returns the backup's path (None: no file to copy)."""
+    if not os.path.exists(path):
+        return None
+    backup = backup_path(path)
+    os.makedirs(os.path.dirname(backup), mode=0o700, exist_ok=True)
+    shutil.copy2(path, backup)
+    return backup
+
+
+def tidy_old_backups(project_dir: str) -> list[str]:
+    """Move the backups earlier versions left in ``.claude/`` (``settings.json.bak-<time>``) and
+    the project folder (``.mcp.json.bak``) into ``.claude/governance/backups/``; returns their
+    new paths."""
+    claude = os.path.join(project_dir, ".claude")
+    old = [os.path.join(claude, name) for name in sorted(os.listdir(claude))
+           if OLD_BACKUP.match(name)] if os.path.isdir(claude) else []
+    if os.path.isfile(os.path.join(project_dir, ".mcp.json.bak")):
+        old.append(os.path.join(project_dir, ".mcp.json.bak"))
+    moved = []
+    for path in old:
+        target = os.path.join(governance_dir(project_dir), BACKUPS_DIR,
+                              os.path.basename(path).lstrip("."))
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        os.replace(path, target)
+        moved.append(target)
+    return moved
+
+
 def save(path: str, data: dict[str, Any]) -> str | None:
-    """Write settings atomically; returns the backup's path when an old file existed."""
-    backup = None
+    """Write settings atomically; returns the backup's path when an old file existed (one
+    backup per file, see ``backup_path``)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path):
-        backup = stem = f"{path}.bak-{time.strftime('%Y%m%d-%H%M%S')}"
-        count = 0
-        while os.path.exists(backup):  # two saves in one second keep both backups
-            count += 1
-            backup = f"{stem}-{count}"
-        shutil.copy2(path, backup)
+    backup = back_up(path)
     tmp = temp_path(path)
     try:
         with open(tmp, "w", encoding="utf-8") as fh:

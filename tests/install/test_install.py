@@ -48,11 +48,12 @@ def test_install_keeps_everything_else_and_is_idempotent(project: Path) -> None:
     assert first["permissions"] == OTHER["permissions"] and first["env"] == OTHER["env"]
     assert first["hooks"]["Stop"] == OTHER["hooks"]["Stop"]
     assert first["hooks"]["PreToolUse"][0] == OTHER["hooks"]["PreToolUse"][0]
-    backups = list(path.parent.glob("settings.json.bak-*"))
-    assert len(backups) == 1 and json.loads(backups[0].read_text()) == OTHER
+    backup = project / ".claude" / "governance" / "backups" / "settings.json.bak"
+    assert json.loads(backup.read_text()) == OTHER
     second = install(project)
     assert second == first
-    assert len(list(path.parent.glob("settings.json.bak-*"))) == 1  # nothing changed, no backup
+    assert json.loads(backup.read_text()) == OTHER  # nothing changed, no new backup
+    assert not list(path.parent.glob("settings.json.bak*"))
 
 
 def test_fail_closed_then_fail_open_replaces_in_place(project: Path) -> None:

@@ -24,6 +24,7 @@ def test_install_creates_the_file(tmp_path: Path) -> None:
         "args": ["-m", "governance.decisions.mcp_server", "--project", str(tmp_path.resolve())],
         "env": {}}}}
     assert not (tmp_path / ".mcp.json.bak").exists()
+    assert not (tmp_path / ".claude" / "governance" / "backups" / "mcp.json.bak").exists()
 
 
 def test_install_keeps_other_servers_backs_up_and_never_duplicates(tmp_path: Path) -> None:
@@ -40,7 +41,10 @@ def test_install_keeps_other_servers_backs_up_and_never_duplicates(tmp_path: Pat
     assert isinstance(servers, dict)
     assert set(servers) == {"memory", "governance"}
     assert data["other"] == 1
-    assert json.loads((tmp_path / ".mcp.json.bak").read_text()) == original
+    # the one backup is local, under .claude/governance (which git ignores), not beside the file
+    backup = tmp_path / ".claude" / "governance" / "backups" / "mcp.json.bak"
+    assert json.loads(backup.read_text()) == original
+    assert not (tmp_path / ".mcp.json.bak").exists()
 
 
 def test_install_updates_the_interpreter(tmp_path: Path) -> None:

@@ -1,0 +1,140 @@
+"""Our registrations in a project, as install left them: the options they were made with, and
+those that point at an interpreter or script that is gone.
+
+Install writes the absolute path of its interpreter (and of the hook scripts beside the package)
+into every command it registers: the hooks and the status line in ``.claude/settings.json``, the
+MCP servers in ``.mcp.json``, the slash commands in ``.claude/commands/``. When the tool moves
+(uninstalled, reinstalled elsewhere), those paths are gone and Claude Code gets exit 127, which
+silently disables the hook. ``broken`` names each one for ``governance doctor``;
+``installed_options`` tells ``governance install --repair`` how to write them all again for the
+current interpreter, with the transport and options the project already chose.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from governance.errors import InstallError
+from governance.install import mcp_entry, session_entries, settings
+
+
+class Broken(NamedTuple):
+    """One registration that cannot run: where it is, its command, and the path that is gone."""
+
+    where: str
+    command: str
+    missing: str
+
+
+def _gone(argv: list[str]) -> str | None:
+    """The first absolute path of a command (its program, a script) that does not exist, or a
+    program that is not executable."""
+    for arg in argv:
+        if arg.startswith("/") and not os.path.exists(arg):
+            return arg
+    if argv and argv[0].startswith("/") and not os.access(argv[0], os.X_OK):
+        return argv[0]
+    return None
+
+
+def _argv(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
+def _handlers(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) for each of our handlers in the settings."""
+    found = []
+    hooks = data.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
+        for group in groups if isinstance(groups, list) else []:
+            for entry in group.get("hooks", []) if isinstance(group, dict) else []:
+                if settings.is_ours(entry):
+                    found.append((event, entry))
+    return found
+
+
+def broken(project: str, data: dict[str, Any]) -> list[Broken]:
+    """Every registration of ours (``data``: the project's settings) that cannot run."""
+    found = []
+    for event, entry in _handlers(data):
+        if entry.get("type", "command") == "command":
+            command = str(entry.get("command", ""))
+            if (missing := _gone(_argv(command))) is not None:
+                found.append(Broken(f"{event} hook", command, missing))
+    status = data.get("statusLine")
+    if isinstance(status, dict) and session_entries.is_our_statusline(status):
+        command = str(status.get("command", ""))
+        if (missing := _gone(_argv(command))) is not None:
+            found.append(Broken("status line", command, missing))
+    try:
+        servers = mcp_entry.load_servers(project)
+    except InstallError:
+        servers = {}   # doctor reports the file itself
+    for name, entry in servers.items():
+        if isinstance(entry, dict) and mcp_entry.is_ours(entry):
+            argv = [str(entry.get("command", "")), *map(str, entry.get("args") or [])]
+            if (missing := _gone(argv[:1])) is not None:
+                found.append(Broken(f"MCP server {name!r} in .mcp.json", " ".join(argv), missing))
+    for name, governance in _slash_commands(project).items():
+        if (missing := _gone([governance])) is not None:
+            found.append(Broken(f"slash command /{name[:-3]}", governance, missing))
+    return found
+
+
+def _slash_commands(project: str) -> dict[str, str]:
+    """Our slash command files in the project -> the ``governance`` executable each calls."""
+    found = {}
+    for name in session_entries.slash_commands(None, "GOVERNANCE"):
+        path = os.path.join(project, session_entries.COMMANDS_DIR, name)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("!`"):
+                words = _argv(line[2:].rstrip("`"))
+                if len(words) > 2 and words[1] == "state":
+                    found[name] = words[0]
+    return found
+
+
+def installed_options(project: str, data: dict[str, Any]) -> dict[str, Any]:
+    """How the project was installed, read from what install wrote: the transport (``http`` with
+    its ``port``, ``mcp_hooks``, else command hooks), ``fail_closed``, ``session_hooks``,
+    ``statusline``, ``slash_commands``, ``mcp`` and ``sandbox``. Raises InstallError when no
+    hook of ours is registered (nothing to repair)."""
+    handlers = _handlers(data)
+    pre = next((entry for event, entry in handlers if event == "PreToolUse"), None)
+    if pre is None:
+        raise InstallError(f"governance's hooks are not registered in "
+                           f"{settings.settings_path(project)}, so there is nothing to repair",
+                           fix=f"install them: governance install --project {project}")
+    kind = pre.get("type", "command")
+    port = None
+    if kind == "http":
+        port = urlsplit(str(pre.get("url", ""))).port
+    fail_closed = (pre.get("onFailure") == "block"
+                   or "--on-error" in _argv(str(pre.get("command", "")))
+                   or "on_error=block" in str(pre.get("url", ""))
+                   or (isinstance(pre.get("input"), dict) and pre["input"].get("on_error") == "block"))
+    try:
+        servers = mcp_entry.load_servers(project)
+    except InstallError:
+        servers = {}
+    from governance.project import sandbox_manifest_path
+
+    return {"http": kind == "http", "port": port, "mcp_hooks": kind == "mcp_tool",
+            "fail_closed": fail_closed,
+            "session_hooks": any(event in session_entries.SESSION_EVENTS for event, _ in handlers),
+            "statusline": session_entries.is_our_statusline(data.get("statusLine")),
+            "slash_commands": bool(_slash_commands(project)),
+            "mcp": mcp_entry.SERVER_NAME in servers
+                   and mcp_entry.is_ours(servers[mcp_entry.SERVER_NAME], mcp_entry.SERVER_NAME),
+            "sandbox": os.path.isfile(sandbox_manifest_path(project))}
