@@ -2,7 +2,7 @@
 ``uv tool install``, the repository through ``pipx install``, each into a temporary home. The hooks
 the tool's own ``governance install`` registers answer recorded payloads, keep answering after a
 forced reinstall and an upgrade, and after the tool moved ``doctor`` names the broken registration
-and ``install --repair`` mends it.
+and ``install --repair`` mends it. The tool names its version and runs the demo from its own files.
 
 Everything runs the real uv and pipx (the dev extra installs both) with the current interpreter
 (no Python downloads), one build per session. A missing uv or pipx, or a package index out of
@@ -295,6 +295,16 @@ def test_uv_tool_hooks_answer_every_recorded_event(uv_installed: Tool, tmp_path:
     uv_installed.cli("ledger", "verify", "--project", str(project), cwd=tmp_path)
 
 
+def test_uv_tool_names_its_version_and_tours_from_packaged_files(uv_installed: Tool, build: Build,
+                                                                 tmp_path: Path) -> None:
+    """The README's quick start for a tool user: the version, then the demo (its own temporary
+    project, built from the files the wheel carries)."""
+    version = build.wheel.name.split("-")[1]
+    assert uv_installed.cli("--version", cwd=tmp_path).stdout.split() == ["governance", version]
+    tour = uv_installed.cli("demo", cwd=tmp_path).stdout
+    assert "deny" in tour and "governance install --project" in tour
+
+
 def test_a_forced_reinstall_and_an_upgrade_keep_the_hooks_working(build: Build, tmp_path: Path) -> None:
     tool = uv_tool(build, tmp_path / "tool")
     project, pre = governed_project(tool, tmp_path)
@@ -328,14 +338,12 @@ def test_after_the_tool_moved_doctor_names_the_broken_hooks_and_repair_mends_the
     failures = [line for line in doctor.stdout.splitlines() if line.lstrip().startswith("FAIL")]
     assert any("PreToolUse" in line and gone in line for line in failures), doctor.stdout
 
-    if "--repair" not in second.cli("install", "--help", cwd=tmp_path).stdout:
-        pytest.skip("needs install --repair")
     second.cli("install", "--repair", "--project", str(project), cwd=tmp_path)
     assert_runs_from(second, project)
     (repaired,) = our_commands(project)["PreToolUse"]
     assert_hooks_answer(project, repaired, second.env)  # the state survived the repair
     healthy = second.cli("doctor", "--project", str(project), cwd=tmp_path, expect=None)
-    assert gone not in healthy.stdout and healthy.returncode == 0, healthy.stdout
+    assert str(first.venvs) not in healthy.stdout and healthy.returncode == 0, healthy.stdout
 
 
 # --- pipx install ----------------------------------------------------------------------------
