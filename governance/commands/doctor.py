@@ -20,7 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 class Report:
     """The findings, one line each: ``ok``, ``note``, or ``FAIL`` with its one fix on the same
-    line. A finding already printed (two checks that reach the same cause) is not printed again."""
+    line. A finding that only repeats one already printed (two checks that reach the same cause)
+    is not printed again."""
 
     def __init__(self) -> None:
         self.problems = 0
@@ -32,7 +33,7 @@ class Report:
     def bad(self, text: str, fix: str) -> None:
         """A problem and its fix ("" when the text already ends with the fix to run)."""
         text = _one_line(text)
-        if text in self.seen:
+        if self.covers(text):   # e.g. a check that stopped at a file already reported
             return
         self.seen.append(text)
         self.problems += 1
