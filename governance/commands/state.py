@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -30,11 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _record(project: str, old: str, new: Any, matrix: dict[str, Any]) -> None:
     from governance.ledger import chain
+    from governance.policy.seal import who
     from governance.project import governance_dir
 
     chain.append(governance_dir(project), {
         "event": "StateChange", "from": old, "to": new.label, **new.as_record(),
-        "actor": os.environ.get("USER", ""), "config_hash": matrix["config_hash"],
+        "actor": who(), "config_hash": matrix["config_hash"],
     }, max_bytes=matrix["settings"]["ledger_max_bytes"])
 
 

@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if compiled is None or (args.strict and warnings):
         print(f"INVALID: {errors} error(s), {warnings} warning(s) in {', '.join(sources)}")
         return 1
+    if override is not None:
+        _show_loosened(default, compiled, config_hash)
     prims = len(compiled["allowed_in"])
     print(f"OK: {prims} primitives, {len(compiled['states'])} states, "
           f"{len(compiled['tools_exact']) + len(compiled['tools_glob'])} tool mappings, "
@@ -46,6 +48,20 @@ def run(args: argparse.Namespace) -> int:
         print(record_matrix(project, compiled, override, config_hash))
     knowledge = _knowledge(project, args.strict)
     return _intents(project) or knowledge
+
+
+def _show_loosened(default: tuple[str, bytes], compiled: dict[str, object], config_hash: str
+                   ) -> None:
+    """Say where the override answers less strictly than the packaged default (not a warning:
+    loosening may be what the project wants, but it is never silent)."""
+    from governance.policy.compiler import compile_matrix, loosened
+
+    base, _ = compile_matrix(default, None, config_hash)
+    found = loosened(base, compiled) if base is not None else []
+    if found:
+        shown = ", ".join(found[:12]) + (f", and {len(found) - 12} more" if len(found) > 12 else "")
+        print(f"note: the project's matrix is less strict than the packaged default in "
+              f"{len(found)} place(s): {shown}")
 
 
 def _intents(project: str) -> int:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from governance.decisions.condition import ConditionSyntaxError, compile_condition, fields_of
 from governance.errors import ConfigError
+from governance.layering import overlay, written
 
 # Fields that only a tool call has: a guardrail reading one of them also runs in the hook.
 TOOL_CALL_FIELDS = frozenset({"tool", "primitive", "state", "paths", "command"})
@@ -128,7 +129,7 @@ def parse_file(path: str, data: bytes) -> tuple[list[dict[str, Any]], list[str],
             "primitives": tuple(scope.primitives) if scope.primitives else None,
             "tool_call": bool(reads & TOOL_CALL_FIELDS),
         })
-    settings = parsed.settings.model_dump(exclude_none=True) if parsed.settings else {}
+    settings = written(parsed.settings) if parsed.settings else {}
     return rules, list(parsed.disable), settings
 
 
@@ -141,11 +142,11 @@ def compile_sources(sources: list[tuple[str, bytes | None]], key: str) -> dict[s
         if data is None:
             continue
         rules, disabled, file_settings = parse_file(path, data)
-        for rule in rules:
+        for rule in rules:  # a rule is one unit: a file that names its id gives all of it
             merged[rule["id"]] = rule
         for rule_id in disabled:
             merged.pop(rule_id, None)
-        settings.update(file_settings)
+        settings = overlay(settings, file_settings)  # only the settings the file writes
     active = [rule for rule in merged.values() if rule["enabled"]]
     return {
         "key": key,

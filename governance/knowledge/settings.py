@@ -1,5 +1,6 @@
 """The knowledge configuration: the packaged ``config/knowledge.yaml`` and the project's
-``.claude/governance/knowledge.yaml`` (same keys: detectors are added, the rest replaces).
+``.claude/governance/knowledge.yaml`` (same keys). The project's file changes only what it
+writes (``governance.layering``): mappings merge key by key at every depth, detectors are added.
 
 Cold path (``yaml``): read when the knowledge index is built and by ``governance validate``.
 Every error names the file and the key, and says how to fix it.
@@ -11,6 +12,7 @@ from typing import Any
 
 from governance.errors import ConfigError
 from governance.knowledge.lookup import SETTINGS_NAME, settings_paths
+from governance.layering import APPEND, overlay
 
 NAME = SETTINGS_NAME
 LEVELS = ("strict", "advisory", "category", "disabled")
@@ -18,6 +20,7 @@ CATEGORIES = ("process", "technical", "security", "gotchas", "credentials")
 KINDS = ("project", "service", "fleet", "technology")
 RISKS = ("critical", "experimental", "routine")
 DETECTOR_KEYS = ("kind", "name", "words", "ports", "hosts", "paths")
+LAYERING: dict[tuple[str, ...], str] = {("detectors",): APPEND}
 
 
 def default_path() -> str:
@@ -30,15 +33,9 @@ def override_path(project_dir: str) -> str:
 
 def load(project_dir: str) -> dict[str, Any]:
     """The merged, validated settings; raises ConfigError on the first problem."""
-    merged = _read(default_path(), required=True)
+    default = _read(default_path(), required=True)
     override = _read(override_path(project_dir), required=False)
-    for key, value in override.items():
-        if key == "detectors":
-            merged["detectors"] = [*merged.get("detectors", []), *value]
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], **value}
-        else:
-            merged[key] = value
+    merged = overlay(default, override, LAYERING)
     where = override_path(project_dir) if override else default_path()
     return validate(merged, where)
 

@@ -64,6 +64,20 @@ def _loads(data: bytes) -> Any:
     return jsoncodec.loads(data.decode("utf-8"))
 
 
+def unknown_format(record: dict[str, Any]) -> str | None:
+    """Why a record is in a ledger format this code does not read (None: it reads it). A record
+    without ``v`` is format 1."""
+    version = record.get("v", 1)
+    if type(version) is int and 1 <= version <= FORMAT_VERSION:
+        return None
+    return (f"seq {record.get('seq')} is in ledger format {version!r}, which this "
+            f"claude-governance does not read (it reads format {FORMAT_VERSION})")
+
+
+UPGRADE = ("upgrade claude-governance (`uv tool upgrade claude-governance`, `pipx upgrade "
+           "claude-governance` or `pip install -U claude-governance`), then run it again")
+
+
 def record_hash(record: dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "hash"}
     return sha256(canonical(body)).hexdigest()

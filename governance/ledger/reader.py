@@ -14,7 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from governance.ledger.chain import LEDGER, segments
+from governance.errors import LedgerError
+from governance.ledger.chain import LEDGER, UPGRADE, segments, unknown_format
 
 DENYING = ("block", "redirect")
 
@@ -37,13 +38,18 @@ def lines(gov_dir: str) -> Iterator[tuple[str, int, bytes]]:
 
 
 def records(gov_dir: str) -> Iterator[dict[str, Any]]:
-    """Every parseable record, oldest first (``governance ledger verify`` judges the rest)."""
-    for _name, _number, raw in lines(gov_dir):
+    """Every parseable record, oldest first (``governance ledger verify`` judges the rest).
+    Raises LedgerError at a record in a later ledger format than this code reads."""
+    for name, number, raw in lines(gov_dir):
         try:
             rec = json.loads(raw)
         except ValueError:
             continue
         if isinstance(rec, dict):
+            newer = unknown_format(rec)
+            if newer is not None:
+                raise LedgerError(f"line {number}: {newer}", file=os.path.join(gov_dir, name),
+                                  fix=UPGRADE)
             yield rec
 
 

@@ -3,7 +3,8 @@
 The first bad line is reported with what is wrong with it: ``torn`` (a cut-off write), ``edited``
 (content no longer matches its hash, or was re-hashed so the next record no longer links to it),
 ``deleted`` (records missing: a gap in ``seq``, or the file ends before its head), ``inserted`` (a
-line the chain does not go through) or ``reordered`` (records out of sequence). Not on the hot path.
+line the chain does not go through), ``reordered`` (records out of sequence) or ``format`` (a
+record in a ledger format this version does not read: upgrade to verify it). Not on the hot path.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
 
-from governance.ledger.chain import GENESIS, TORN, read_head
+from governance.ledger.chain import GENESIS, TORN, UPGRADE, read_head, unknown_format
 from governance.ledger.reader import ledger_files, lines
 
 
@@ -153,6 +154,10 @@ def verify(gov_dir: str) -> Report:
             else:
                 kind, detail = "torn", "not a complete JSON ledger record (cut off or edited)"
             report.problem = Problem(name, number, kind, detail)
+            break
+        newer = unknown_format(rec)
+        if newer is not None:  # its hash may follow rules this code does not know: not judged
+            report.problem = Problem(name, number, "format", f"{newer}; {UPGRADE}", rec["seq"])
             break
         if not _hash_ok(rec, raw):
             nxt = stream.peek()

@@ -15,16 +15,27 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from governance.layering import REPLACE, stack, written
 from governance.policy.schema import (
     ACTIONS,
     ALL_STATES,
     DEFAULT_STATES,
+    FORMAT_VERSION,
     MatrixFile,
     Settings,
+    SkillRestriction,
     describe_validation_error,
+    format_major,
 )
 
 BLOCKING = ("block", "redirect")
+# How the matrix's layers combine (governance.layering): a rule (one primitive in one state) and a
+# cycle's phase order are each one unit; everything else merges key by key. Sections with entries
+# of their own origin (rules, tools, protected paths, shell patterns) are also read layer by layer
+# below, so each entry names the file it came from.
+MATRIX_LAYERING = {("rules", "*", "*"): REPLACE, ("cycles", "*"): REPLACE}
+# The bottom layer: the schema's defaults, under every file.
+_SCHEMA_DEFAULTS = {**MatrixFile().model_dump(exclude={"shell"}), "settings": Settings().model_dump()}
 
 
 class Problem:
@@ -57,11 +68,27 @@ def _parse(path: str, data: bytes, problems: list[Problem]) -> MatrixFile | None
                                 "start the file with keys such as version:, rules:"))
         return None
     try:
-        return MatrixFile.model_validate(raw)
+        model = MatrixFile.model_validate(raw)
     except ValidationError as exc:
         for key, text in describe_validation_error(exc):
             problems.append(Problem("error", path, key, text, "see the matrix format in README.md"))
         return None
+    major = format_major(model.version)
+    if major is None:
+        problems.append(Problem("error", path, "version",
+                                f"expected a format version such as 1 or \"1.0\", got "
+                                f"{model.version!r}", f"write version: {FORMAT_VERSION}"))
+        return None
+    if major > FORMAT_VERSION:
+        problems.append(Problem(
+            "error", path, "version",
+            f"the file is in matrix format {major}, newer than this claude-governance reads "
+            f"(format {FORMAT_VERSION})",
+            "upgrade claude-governance (`uv tool upgrade claude-governance`, `pipx upgrade "
+            f"claude-governance` or `pip install -U`), or write version: {FORMAT_VERSION} if the "
+            f"file uses only format {FORMAT_VERSION} keys"))
+        return None
+    return model
 
 
 def _glob_ok(pattern: str) -> bool:
@@ -112,13 +139,11 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
 def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> dict[str, Any] | None:
     top = layers[-1]
     main = top.path
-    states = list(top.model.states or next(
-        (ly.model.states for ly in reversed(layers) if ly.model.states), DEFAULT_STATES))
-    settings = Settings()
-    for ly in layers:
-        if ly.model.settings is not None:
-            settings = ly.model.settings
-    default_action = top.model.default_action
+    # what each layer writes, laid over the ones below (an unset key keeps the lower value)
+    merged = stack([_SCHEMA_DEFAULTS, *(written(ly.model) for ly in layers)], MATRIX_LAYERING)
+    states = list(merged.get("states") or DEFAULT_STATES)
+    settings = Settings.model_validate(merged["settings"])
+    default_action = merged["default_action"]
     # rules: primitive -> state -> (action, message, redirect_to, file, key)
     rules: dict[str, dict[str, tuple[str, str, str, str, str]]] = {}
     for ly in layers:
@@ -218,8 +243,9 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                 if not _glob_ok(pattern):
                     problems.append(Problem("error", ly.path, key, f"bad glob {pattern!r}",
                                             "use fnmatch syntax such as new-*"))
-            skills[state] = {"allowed": restriction.allowed, "blocked": list(restriction.blocked),
-                             "message": restriction.block_message, "file": ly.path, "key": key}
+            whole = SkillRestriction.model_validate(merged["skill_restrictions"][state])
+            skills[state] = {"allowed": whole.allowed, "blocked": list(whole.blocked),
+                             "message": whole.block_message, "file": ly.path, "key": key}
     shell = _compile_shell(layers, problems)
     mapped = {entry[0] for entry in tools_exact.values()} | {g[1] for g in tools_glob}
     mapped |= set(shell.get("primitives", ())) if shell else set()
@@ -239,7 +265,8 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "files": [ly.path for ly in layers],
         "states": states,
         "default_action": default_action,
-        "default_file": main,
+        "default_file": next((ly.path for ly in reversed(layers)
+                              if "default_action" in ly.model.model_fields_set), main),
         # on_error_set: the project's own matrix says on_error (require_intent fails closed
         # unless it says allow)
         "settings": {**settings.model_dump(), "on_error_set": any(
@@ -259,6 +286,28 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "cycles": cycles,
         "shell": shell,
     }
+
+
+STRICTNESS = {"allow": 0, "warn": 1, "ask": 2, "block": 3, "redirect": 3}
+
+
+def loosened(base: dict[str, Any], compiled: dict[str, Any]) -> list[str]:
+    """Where ``compiled`` answers a call less strictly than ``base`` (the packaged default alone):
+    ``rules.PRIMITIVE.STATE (block -> warn)`` for each such cell of the states both know, and
+    ``default_action (warn -> allow)``. ``governance validate`` shows them, so a change that
+    loosens the policy is seen, never silent."""
+    out: list[str] = []
+    old_default, new_default = base["default_action"], compiled["default_action"]
+    if STRICTNESS[new_default] < STRICTNESS[old_default]:
+        out.append(f"default_action ({old_default} -> {new_default})")
+    for state in (s for s in base["states"] if s in compiled["states"]):
+        old_table, new_table = base["decide"][state], compiled["decide"][state]
+        for prim in sorted(set(old_table) | set(new_table)):
+            old = old_table[prim][0] if prim in old_table else old_default
+            new = new_table[prim][0] if prim in new_table else new_default
+            if STRICTNESS[new] < STRICTNESS[old]:
+                out.append(f"rules.{prim}.{state} ({old} -> {new})")
+    return out
 
 
 def _strictest(states: list[str], summary: dict[str, Any]) -> str:
@@ -288,14 +337,22 @@ def _compile_shell(layers: list[_Layer], problems: list[Problem]) -> dict[str, A
         from governance.shell import schema as shell_schema
     except ImportError:  # shell analysis not installed: Bash stays shell-execute
         return None
-    compiled: dict[str, Any] | None = None
-    for path, section in sections:
+    found = len(problems)
+    for path, section in sections:   # each file on its own, so every error names its file
         try:
-            piece = shell_schema.compile_shell(section, path)
+            shell_schema.validate_section(section, path)
         except Exception as exc:  # the shell schema reports its own errors as GovernanceError
-            key = getattr(exc, "key", None) or "shell"
-            problems.append(Problem("error", path, str(key), getattr(exc, "message", str(exc)),
-                                    getattr(exc, "fix", "") or ""))
-            continue
-        compiled = piece if compiled is None else shell_schema.merge_shell(compiled, piece)
-    return compiled
+            problems.append(_shell_problem(path, exc))
+    if len(problems) > found:
+        return None
+    try:
+        return shell_schema.compile_layers(sections)
+    except Exception as exc:
+        problems.append(_shell_problem(sections[-1][0], exc))
+        return None
+
+
+def _shell_problem(path: str, exc: Exception) -> Problem:
+    key = getattr(exc, "key", None) or "shell"
+    return Problem("error", path, str(key), getattr(exc, "message", str(exc)),
+                   getattr(exc, "fix", "") or "")

@@ -16,6 +16,16 @@ Action = Literal["allow", "warn", "block", "redirect", "ask"]
 ACTIONS: tuple[str, ...] = ("allow", "warn", "block", "redirect", "ask")
 DEFAULT_STATES: tuple[str, ...] = ("EXPLORE", "DESIGN", "PLAN", "DO", "CHECK", "DONE")
 ALL_STATES = "_all_states"
+# The matrix format this code reads. A file says it with ``version:`` (``1``, or HAIOS's ``"1.0"``);
+# a file without it is format 1. A later major version is refused with the fix, never half-read.
+FORMAT_VERSION = 1
+
+
+def format_major(version: str | int | float) -> int | None:
+    """The major number of a ``version:`` value (``"1.0"`` -> 1), or None when it has none."""
+    text = str(version).strip().lower().removeprefix("v")
+    head = text.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 class _Strict(BaseModel):

@@ -120,9 +120,43 @@ def settings_unchanged(project_dir: str, entry: dict[str, Any] | None) -> bool:
 
 # --- writing (CLI only) --------------------------------------------------------------------------
 
-def _stamp(actor: str) -> dict[str, str]:
-    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "by": actor or os.environ.get("USER", "") or "cli"}
+def who() -> str:
+    """Who changes a governance file, and how: ``alice (cli)``, ``alice (just)`` (a just recipe),
+    ``alice (claude-code)`` (through Claude Code's Bash tool). The user is ``$USER``, else the
+    account the process runs as (``$USER`` is unset under cron, containers, ``env -i``)."""
+    user = os.environ.get("USER", "") or os.environ.get("LOGNAME", "")
+    if not user:
+        import pwd
+
+        try:
+            user = pwd.getpwuid(os.getuid()).pw_name
+        except KeyError:  # an account with no passwd entry (some containers)
+            user = f"uid {os.getuid()}"
+    return f"{user} ({_how()})"
+
+
+def _how() -> str:
+    if os.environ.get("CLAUDECODE"):
+        return "claude-code"
+    pid = os.getppid()
+    for _ in range(3):  # governance <- the recipe's shell <- just (Linux's /proc; else unknown)
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            break
+        name = stat[stat.find("(") + 1:stat.rfind(")")]
+        if name == "just":
+            return "just"
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) < 2 or not fields[1].isdigit() or int(fields[1]) <= 1:
+            break
+        pid = int(fields[1])
+    return "cli"
+
+
+def _stamp(by: str) -> dict[str, str]:
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "by": by or who()}
 
 
 def _write_atomic(path: str, data: bytes) -> None:

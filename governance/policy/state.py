@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 STATE_FILE = "state.json"
+# The state file's format (its ``version`` key; a file without one is format 1). A later format is
+# not guessed at: governance says so, names the fix, and uses the fallback state.
+STATE_VERSION = 1
 
 
 class StateView:
@@ -116,6 +119,13 @@ def _view(matrix: dict[str, Any], path: str, data: bytes | None,
         return StateView(fallback, source="fallback",
                          note=f"The state file {path} is unreadable ({exc}), so governance uses "
                               f"{fallback}. {hint}")
+    version = raw.get("version", 1) if isinstance(raw, dict) else 1
+    if type(version) is not int or not 1 <= version <= STATE_VERSION:
+        return StateView(fallback, source="fallback",
+                         note=f"The state file {path} is in format {version!r}, which this "
+                              f"claude-governance does not read (it reads format {STATE_VERSION}),"
+                              f" so governance uses {fallback}. Upgrade claude-governance, or "
+                              f"{hint[0].lower()}{hint[1:]}")
     if not isinstance(raw, dict) or not isinstance(raw.get("phase"), str):
         return StateView(fallback, source="fallback",
                          note=f"The state file {path} has no phase, so governance uses {fallback}. "
@@ -173,8 +183,9 @@ def _write(project_dir: str, data: dict[str, Any]) -> None:
 
 
 def set_state(project_dir: str, matrix: dict[str, Any], cycle: str, phase: str,
-              work_item: str = "", actor: str = "cli") -> StateView:
-    """Validate and store a new state; returns what it now resolves to."""
+              work_item: str = "", actor: str = "") -> StateView:
+    """Validate and store a new state; returns what it now resolves to. ``actor``: who sets it
+    (default: ``seal.who()``, the user and how)."""
     if cycle and cycle not in matrix["cycles"]:
         cycles = ", ".join(sorted(matrix["cycles"])) or "(none)"
         raise StateError(f"unknown cycle {cycle!r}",
@@ -184,7 +195,9 @@ def set_state(project_dir: str, matrix: dict[str, Any], cycle: str, phase: str,
         known = list(matrix["cycles"][cycle]) if cycle else list(matrix["states"])
         raise StateError(f"unknown phase {phase!r}" + (f" for {cycle}" if cycle else ""),
                          fix=f"use one of {', '.join(known)}")
-    data = {"cycle": cycle, "phase": phase, "work_item": work_item, "state": state,
+    actor = actor or seal.who()
+    data = {"version": STATE_VERSION, "cycle": cycle, "phase": phase, "work_item": work_item,
+            "state": state,
             "set_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "set_by": actor}
     with lock(project_dir):
         try:

@@ -1,18 +1,21 @@
 """The ``shell:`` section of the activity matrix: validation (pydantic) and compilation.
 
 CLI side only (pydantic is heavy): ``compile_shell`` validates one file's section and returns a
-plain, marshal-serialisable dict that ``governance.shell.analysis`` reads on the hot path; ``merge_shell``
-lays a project's section over the packaged one. Errors are :class:`ConfigError` naming the file and
-the key path (``shell.commands.rm.patterns[1].targets``) with a fix.
+plain, marshal-serialisable dict that ``governance.shell.analysis`` reads on the hot path;
+``compile_layers`` lays a project's section over the packaged one (what it writes, nothing more).
+Errors are :class:`ConfigError` naming the file and the key path
+(``shell.commands.rm.patterns[1].targets``) with a fix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from governance.errors import ConfigError
+from governance.layering import APPEND, PREPEND, overlay, written
 
 Names = str | list[str] | None
 
@@ -142,19 +145,62 @@ def _flags(items: list[str]) -> dict[str, int]:
     return out
 
 
-def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
-    """Validate one ``shell:`` section and return its compiled, marshal-safe form."""
+def validate_section(section: dict[str, Any] | None, file: str) -> ShellModel:
+    """One file's ``shell:`` section, validated; ConfigError names the file and the key."""
     if section is not None and not isinstance(section, dict):
         raise ConfigError("the shell section must be a mapping", file=file, key="shell",
                           fix="write `shell:` followed by indented keys (see docs/shell.md)")
     try:
-        model = ShellModel.model_validate(section or {})
+        return ShellModel.model_validate(section or {})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", file=file,
                           key=_key(tuple(first["loc"])),
                           fix="see docs/shell.md for the pattern format, then run "
                               "`governance validate`") from None
+
+
+def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
+    """Validate one ``shell:`` section and return its compiled, marshal-safe form."""
+    return _compile(validate_section(section, file))
+
+
+# How shell sections combine (``governance.layering``): lists of names are joined, a command's
+# patterns are tried before the lower layer's, everything else merges key by key (a key a layer
+# does not write keeps the lower layer's value). ``replace: true`` on a command drops the lower
+# layer's command of that name.
+SHELL_LAYERING: dict[tuple[str, ...], str] = {
+    **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
+                                  "protected_probes", "unknown_destructive_markers", "risky_env",
+                                  "shells")},
+    ("commands", "*", "patterns"): PREPEND,
+    **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
+}
+
+
+def merge_sections(sections: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sections as written (no defaults filled in), lowest first, laid over each other."""
+    merged: dict[str, Any] = {}
+    for section in sections:
+        replaced = {name for name, command in (section.get("commands") or {}).items()
+                    if isinstance(command, dict) and command.get("replace")}
+        if replaced:
+            merged = {**merged, "commands": {name: command for name, command in
+                                             (merged.get("commands") or {}).items()
+                                             if name not in replaced}}
+        merged = overlay(merged, section, SHELL_LAYERING)
+    return merged
+
+
+def compile_layers(layers: Sequence[tuple[str, dict[str, Any] | None]]) -> dict[str, Any]:
+    """The compiled form of several files' ``shell:`` sections, lowest first (the packaged
+    default, then a project's); each is validated on its own, so an error names its file."""
+    written_sections = [written(validate_section(section, file), by_alias=True)
+                        for file, section in layers]
+    return compile_shell(merge_sections(written_sections), layers[-1][0])
+
+
+def _compile(model: ShellModel) -> dict[str, Any]:
     commands: dict[str, Any] = {}
     primitives: set[str] = set()
     for name, command in model.commands.items():
@@ -234,38 +280,6 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 def _default_reason(name: str, sub: list[str] | None, primitive: str) -> str:
     what = f"{name} {sub[0]}" if sub else name
     return f"{what} matches a {primitive} pattern"
-
-
-def merge_shell(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` (a project's section) laid over ``base``: tables are merged entry by entry, a
-    command's patterns are tried before the base's unless it says ``replace: true``."""
-    merged = dict(base)
-    merged["limits"] = {**base["limits"], **over["limits"]}
-    for key in ("read_only", "safe_targets", "risky_env", "wrappers", "shells", "evaluators",
-                "interpreters", "modules", "finders"):
-        merged[key] = {**base[key], **over[key]}
-    for key in ("protected_markers", "protected_probes", "unknown_destructive_markers",
-                "harmless_flags"):
-        merged[key] = list(dict.fromkeys([*base.get(key, []), *over.get(key, [])]))
-    commands = dict(base["commands"])
-    for name, command in over["commands"].items():
-        old = commands.get(name)
-        if old is None or command["replace"]:
-            commands[name] = command
-        else:
-            commands[name] = {"with_value": {**old["with_value"], **command["with_value"]},
-                              "patterns": [*command["patterns"], *old["patterns"]],
-                              "runs": list(dict.fromkeys([*old.get("runs", ()),
-                                                          *command.get("runs", ())])),
-                              "program": old.get("program") or command.get("program"),
-                              "recipes": [*old.get("recipes", ()), *command.get("recipes", ())],
-                              "harmless": [*old.get("harmless", ()), *command.get("harmless", ())],
-                              "command_options": {**old.get("command_options", {}),
-                                                  **command.get("command_options", {})},
-                              "replace": False}
-    merged["commands"] = commands
-    merged["primitives"] = sorted(set(base["primitives"]) | set(over["primitives"]))
-    return merged
 
 
 def load_default_shell(path: str | None = None) -> dict[str, Any]:

@@ -234,3 +234,18 @@ def test_scope_on_states_or_primitives_makes_a_tool_call_guardrail(
     # a decision (no state, no primitive) is out of this rule's scope
     assert check_guardrails({"stakes": "low", "confidence": 0.9}, str(project), "a",
                             ledger=False)["evaluated"] == 3
+
+
+def test_each_file_changes_only_the_settings_it_writes(tmp_path: Path) -> None:
+    """Default, organisation-like middle file and project: a setting a file leaves out (or
+    writes as null) keeps the value of the file below."""
+    from governance.decisions.guardrail_schema import compile_sources
+
+    sources: list[tuple[str, bytes | None]] = [
+        (str(tmp_path / "default.yaml"), b"settings: {fail_mode: closed, ranking: hybrid}\n"),
+        (str(tmp_path / "middle.yaml"), b"settings: {require_tags: false}\n"),
+        (str(tmp_path / "project.yaml"), b"settings: {fail_mode: null, require_pattern: false}\n"),
+    ]
+    compiled = compile_sources(sources, "key")
+    assert compiled["settings"] == {"fail_mode": "closed", "require_tags": False,
+                                    "require_pattern": False, "ranking": "hybrid"}

@@ -109,3 +109,19 @@ def test_a_word_that_only_contains_a_detector_word_does_not_trip_it(project: Pat
     ctx = of_call(str(project), "Bash", {}, None, [{"segment": "cat dockerfiles.txt"}],
                   detectors(project))
     assert "technology" not in ctx.names
+
+
+def test_an_override_changes_only_the_keys_it_writes_at_any_depth(project: Path) -> None:
+    """One category, one risk key or a null leave everything else of the packaged file as it was
+    (a nested mapping is merged, not replaced: no category silently loses ``strict``)."""
+    packaged = settings.load(str(project))
+    override(project, "enforcement:\n  categories:\n    gotchas: strict\n  max_chars: null\n"
+                      "risk:\n  critical:\n    words: [ship]\n  routine:\n")
+    loaded = settings.load(str(project))
+    assert loaded["categories"] == {**packaged["categories"], "gotchas": "strict"}
+    assert loaded["categories"]["credentials"] == "strict"
+    assert loaded["max_chars"] == packaged["max_chars"]
+    assert loaded["risk"]["critical"] == {**packaged["risk"]["critical"], "words": ["ship"]}
+    assert loaded["risk"]["routine"] == packaged["risk"]["routine"]
+    for key in ("level", "cooldown_minutes", "max_memories", "detectors"):
+        assert loaded[key] == packaged[key], key

@@ -8,9 +8,20 @@ from pathlib import Path
 import pytest
 
 from governance.errors import ConfigError
+from governance.project import default_matrix_path
 from governance.shell.analysis import analyse_command
-from governance.shell.schema import compile_shell, load_default_shell, merge_shell
+from governance.shell.schema import compile_layers, compile_shell, load_default_shell
 from tests.shell.corpus import is_protected
+
+
+def _default_section() -> tuple[str, dict[str, object]]:
+    import yaml
+
+    path = default_matrix_path()
+    return path, yaml.safe_load(Path(path).read_text())["shell"]
+
+
+DEFAULT_SHELL = _default_section()
 
 
 def prims(command: str, shell: dict[str, object]) -> set[str]:
@@ -49,13 +60,12 @@ def test_errors_name_file_and_key(section: dict[str, object], key: str) -> None:
 
 
 def test_user_patterns_add_primitives_without_python() -> None:
-    base = load_default_shell()
-    over = compile_shell({"commands": {
+    over = {"commands": {
         "terraform": {"patterns": [{"primitive": "deploy", "sub": "apply",
                                     "reason": "terraform apply changes infrastructure"}]},
         "rm": {"patterns": [{"primitive": "needs-review", "flags": ["-i"]}]},
-    }, "read_only": ["mytool"]}, "project.yaml")
-    shell = merge_shell(base, over)
+    }, "read_only": ["mytool"]}
+    shell = compile_layers([DEFAULT_SHELL, ("project.yaml", over)])
     assert prims("terraform apply -auto-approve", shell) == {"deploy"}
     assert prims("terraform destroy", shell) == {"destructive"}
     assert prims("rm -i x", shell) == {"needs-review", "file-delete"}
@@ -66,10 +76,10 @@ def test_user_patterns_add_primitives_without_python() -> None:
 
 
 def test_replace_drops_the_default_patterns() -> None:
-    over = compile_shell({"commands": {"curl": {"replace": True, "patterns": [
+    over = {"commands": {"curl": {"replace": True, "patterns": [
         {"primitive": "web-fetch", "args": ["https://internal.example/*"], "reason": "internal"},
-    ]}}}, "p.yaml")
-    shell = merge_shell(load_default_shell(), over)
+    ]}}}
+    shell = compile_layers([DEFAULT_SHELL, ("p.yaml", over)])
     assert prims("curl https://internal.example/x", shell) == {"web-fetch"}
     assert prims("curl https://elsewhere.example", shell) == {"shell-execute"}
 
@@ -85,3 +95,48 @@ def test_text_targets_and_flags_conditions(tmp_path: Path) -> None:
     assert prims("deploy --env staging", shell) == {"shell-execute"}
     assert prims("deploy --log .claude/governance/x", shell) == {"file-write",
                                                                  "governance-admin"}
+
+
+def test_a_layer_changes_only_the_keys_it_writes() -> None:
+    """A project's section that writes one limit, one wrapper key or one interpreter list keeps
+    every other value of the packaged section (an unset key is not a value)."""
+    base = load_default_shell()
+    name, wrapper = next(iter(DEFAULT_SHELL[1]["wrappers"].items()))
+    interpreter = next(iter(DEFAULT_SHELL[1]["interpreters"]))
+    over = {"limits": {"max_depth": 3},
+            "wrappers": {name: {"reason": "a project's reason"}},
+            "interpreters": {interpreter: {"module": ["extra-module"]}},
+            "read_only": ["mytool"]}
+    shell = compile_layers([DEFAULT_SHELL, ("p.yaml", over)])
+    assert shell["limits"] == {**base["limits"], "max_depth": 3}
+    assert shell["wrappers"][name] == {**base["wrappers"][name], "reason": "a project's reason"}
+    assert shell["interpreters"][interpreter]["inline"] == base["interpreters"][interpreter]["inline"]
+    assert shell["interpreters"][interpreter]["module"] == {"extra-module": 1}
+    assert set(base["read_only"]) | {"mytool"} == set(shell["read_only"])
+    for key in ("commands", "finders", "modules", "evaluators", "protected_markers", "shells"):
+        assert shell[key] == base[key], key
+    assert wrapper  # the packaged wrapper has keys of its own that were kept
+
+
+def test_an_added_pattern_is_tried_first_and_keeps_the_commands_other_keys() -> None:
+    base = load_default_shell()
+    over = {"commands": {"git": {"patterns": [{"primitive": "vcs-push", "sub": "sync"}]}}}
+    shell = compile_layers([DEFAULT_SHELL, ("p.yaml", over)])
+    git, old = shell["commands"]["git"], base["commands"]["git"]
+    assert git["patterns"][0]["sub"] == ["sync"] and git["patterns"][1:] == old["patterns"]
+    for key in ("with_value", "runs", "recipes", "harmless", "command_options", "program"):
+        assert git[key] == old[key], key
+
+
+def test_a_null_is_not_a_value() -> None:
+    base = load_default_shell()
+    wrappers = {name: {"primitive": None, "after": None, "default": None}
+                for name in DEFAULT_SHELL[1]["wrappers"]}
+    shell = compile_layers([DEFAULT_SHELL, ("p.yaml", {"wrappers": wrappers})])
+    assert shell == base
+
+
+def test_an_error_in_a_layer_names_its_file() -> None:
+    with pytest.raises(ConfigError) as info:
+        compile_layers([DEFAULT_SHELL, ("p.yaml", {"limits": {"max_depth": -1}})])
+    assert (info.value.file, info.value.key) == ("p.yaml", "shell.limits.max_depth")
