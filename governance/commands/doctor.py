@@ -222,7 +222,9 @@ def _state(project: str, matrix: dict[str, object], report: Report) -> None:
         report.bad(view.note, "set the state from a terminal (governance state set), or accept "
                               "the file as it is (governance accept)")
     elif view.source == "fallback":
-        report.bad(view.note, "set the state: just set-cycle CYCLE PHASE WORK-ID")
+        from governance.policy import remedy
+
+        report.bad(view.note, f"set the state: {remedy.state_set(project)}")
     elif view.source == "unset":
         report.note(view.note)
     else:

@@ -6,7 +6,7 @@
   (the user).
 - allow: ``additionalContext`` only, never ``"allow"`` (which would skip Claude Code's own permission
   check), unless ``grant_on_allow`` is set.
-Hot path: no imports.
+Hot path: no imports (``policy.remedy`` for a deny that names the commands to change the state).
 """
 
 from __future__ import annotations
@@ -41,22 +41,30 @@ def _subject(decision: Decision) -> str:
     return subject
 
 
-def instead(decision: Decision, allowed_in: list[str]) -> str:
-    """What the agent can do instead of a denied call."""
+def instead(decision: Decision, allowed_in: list[str], project: str | None = None) -> str:
+    """What the agent can do instead of a denied call; the commands it names are the ones that
+    exist in ``project`` (``policy.remedy``, loaded only for a deny)."""
     if decision.redirect_to:
         return f"Use {decision.redirect_to} instead."
     if decision.rule_key.startswith("guardrails.") or decision.rule_key == "settings.require_intent":
         return ""  # a guardrail's or the intent check's message carries its own suggestion
     others = [s for s in allowed_in if s != decision.state.state]
-    if decision.primitive == "governance-admin" or not others:
+    if decision.primitive == "governance-admin":
+        from governance.policy import remedy
+
+        return ("Continue without it, or ask the user to make this change. The user changes the "
+                f"cycle state with {remedy.state_change(project)}.")
+    if not others:
         return "Continue without it, or ask the user to make this change from a terminal."
+    from governance.policy import remedy
+
     return (f"It is allowed in {', '.join(others)}: continue the {decision.state.state} work without "
-            "it, or ask the user to change the cycle state from a terminal (`just next` or "
-            "`just set-cycle CYCLE PHASE WORK-ID`).")
+            f"it, or ask the user to change the cycle state: {remedy.state_change(project)}.")
 
 
 def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
-                 grant_on_allow: bool = False, intent: str = "") -> dict[str, Any]:
+                 grant_on_allow: bool = False, intent: str = "",
+                 project: str | None = None) -> dict[str, Any]:
     state = decision.state
     lines = [state_line(state.state, blocked, intent)]
     if state.note:
@@ -66,7 +74,7 @@ def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
     rule = f"{decision.rule_key} in {decision.rule_file}"
     message = decision.message or f"{decision.primitive} is not allowed in {state.state}."
     if decision.action in ("block", "redirect"):
-        hint = instead(decision, allowed_in)
+        hint = instead(decision, allowed_in, project)
         reason = f"[STATE: {state.state}] {_subject(decision)} is blocked: {message} " \
                  f"{hint + ' ' if hint else ''}(rule: {decision.rule_key})"
         out["permissionDecision"] = "deny"

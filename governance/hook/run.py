@@ -14,7 +14,7 @@ import sys
 import time
 
 from governance import jsoncodec
-from governance.errors import GovernanceError
+from governance.errors import GovernanceError, PayloadError
 from governance.hook import payload
 from governance.ledger import chain
 from governance.policy import matrix as matrix_module
@@ -129,7 +129,11 @@ def _emit(reply: dict[str, Any] | None, out: TextIO) -> None:
 def _layer(run: Run, data: dict[str, Any]) -> GovernanceLayer:
     from governance.policy.layer import GovernanceLayer
 
-    run.project = find_project(data.get("cwd"))
+    try:
+        run.project = find_project(data.get("cwd"))
+    except ValueError as exc:
+        raise PayloadError(f"{exc}.", fix="start Claude Code inside the project folder, or set "
+                                          "CLAUDE_PROJECT_DIR to it") from None
     run.matrix = matrix_module.load(run.project)
     return GovernanceLayer(run.project, run.matrix)
 
@@ -374,7 +378,7 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
                                      matrix_module.allowed_states(layer.matrix, decision.primitive)
                                      if decision.denies else [],
                                      grant_on_allow=bool(settings["grant_on_allow"]),
-                                     intent=intent)
+                                     intent=intent, project=run.project)
         unaccepted = _unaccepted(run, decision.state, settings=True)
         if unaccepted:
             said = reply.get("systemMessage")

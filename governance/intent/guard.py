@@ -97,10 +97,13 @@ def check(project: str, session: str, work_item: str, tool: str, tool_input: dic
     if active is None:
         listed = [f"{i['id']} ({i['title']})" for i in intents if i["status"] == "active"]
         verdict.denied = True
+        from governance.policy import remedy
+
+        how = remedy.intent_select(project)
         verdict.reason = (
             "No intent is active, and this project requires one for every change. "
-            + (f"Active intents: {', '.join(listed)}. Select one with the select_active_intent "
-               "tool, then retry." if listed else
+            + (f"Active intents: {', '.join(listed)}. {how[0].upper()}{how[1:]}, then retry."
+               if listed else
                "None is declared: ask the user to declare one in .orchestration/"
                "active_intents.yaml (`governance intent new`)."))
         return verdict
@@ -110,9 +113,12 @@ def check(project: str, session: str, work_item: str, tool: str, tool_input: dic
         if inside is None or not scope.in_scope(inside, active["owned_scope"]):
             outside.append("a file the command does not name" if target == "?" else target)
     if outside:
+        from governance.policy import remedy
+
         verdict.denied = True
         verdict.reason = (
             f"{', '.join(outside)} is outside the scope of intent {active['id']} "
-            f"({', '.join(active['owned_scope'])}). Stay inside it, select another intent with "
-            "select_active_intent, or ask the user to widen the scope.")
+            f"({', '.join(active['owned_scope'])}). Stay inside it, "
+            f"{remedy.intent_select(project, 'another intent')}, or ask the user to widen the "
+            "scope.")
     return verdict

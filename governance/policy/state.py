@@ -87,7 +87,7 @@ def read_state(project_dir: str, matrix: dict[str, Any]) -> StateView:
                                               accepted.get("previous_sha256")):
             return _view(matrix, path, data)
     what = "was removed" if data is None else "was written"
-    how = ("Set the state you want from a terminal: `governance state set CYCLE/PHASE/WORK-ID` "
+    how = ("Set the state you want from a terminal: `governance state set CYCLE PHASE WORK-ID` "
            "(or `governance accept` to accept the file as it is).")
     if accepted is None:
         strictest = str(matrix.get("strictest") or matrix["settings"]["fallback_state"])
@@ -107,7 +107,7 @@ def _view(matrix: dict[str, Any], path: str, data: bytes | None,
           error: OSError | None = None) -> StateView:
     """The state a state file's bytes name (None: no file)."""
     fallback = matrix["settings"]["fallback_state"]
-    hint = "Set one from a terminal: `just set-cycle CYCLE PHASE WORK-ID`."
+    hint = "Set one from a terminal: `governance state set CYCLE PHASE WORK-ID`."
     if data is None and error is None:
         return StateView(fallback, source="unset",
                          note=f"No cycle state is set, so governance uses {fallback}. {hint}")
@@ -216,7 +216,7 @@ def next_phase(matrix: dict[str, Any], current: StateView) -> str:
     """The phase after the current one in its cycle; raises StateError at the end or off-cycle."""
     if not current.cycle or current.source != "file":
         raise StateError("there is no current cycle to advance",
-                         fix="set one first: `just set-cycle CYCLE PHASE WORK-ID`")
+                         fix="set one first: `governance state set CYCLE PHASE WORK-ID`")
     phases = matrix["cycles"].get(current.cycle)
     if not phases or current.phase not in phases:
         raise StateError(f"phase {current.phase!r} is not in the phase order of {current.cycle}",
@@ -224,5 +224,6 @@ def next_phase(matrix: dict[str, Any], current: StateView) -> str:
     index = phases.index(current.phase)
     if index + 1 >= len(phases):
         raise StateError(f"{current.cycle} is already at its last phase {current.phase}",
-                         fix="start the next cycle with `just set-cycle CYCLE PHASE WORK-ID`")
+                         fix="start the next cycle with "
+                             "`governance state set CYCLE PHASE WORK-ID`")
     return str(phases[index + 1])

@@ -19,6 +19,7 @@ import sys
 from governance import jsoncodec
 from governance.errors import GovernanceError
 from governance.hook import payload
+from governance.policy.remedy import state_change
 from governance.project import ensure_dir, find_project, governance_dir, temp_path
 
 TYPE_CHECKING = False
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 SESSIONS_DIR = "sessions"
 CONTEXT_MAX = 8000
-SWITCH_HINT = ("Only the user changes the state, from a terminal (`governance state set "
-               "CYCLE/PHASE/WORK-ID`) or with the /cycle command in Claude Code.")
 
 
 class Snapshot:
@@ -65,7 +64,7 @@ def snapshot(cwd: str | None) -> Snapshot:
     try:
         project = find_project(cwd)
     except ValueError as exc:
-        raise GovernanceError(str(exc), fix="start Claude Code inside the project folder") from None
+        raise GovernanceError(f"{exc}.", fix="start Claude Code inside the project folder") from None
     compiled = matrix.load(project)
     view = read_state(project, compiled)
     summary = compiled["summary"].get(view.state) or {}
@@ -91,7 +90,7 @@ def briefing(snap: Snapshot) -> str:
     if snap.unaccepted:
         lines.append(snap.unaccepted)
     lines.append("A blocked call is denied with the reason and what to do instead; do not retry it "
-                 "verbatim. " + SWITCH_HINT)
+                 f"verbatim. Only the user changes the state, with {state_change(snap.project)}.")
     text = "\n".join(lines)
     return text if len(text) <= CONTEXT_MAX else text[: CONTEXT_MAX - 1] + "…"
 
@@ -133,8 +132,8 @@ def _context(event: str, text: str) -> dict[str, Any]:
 
 def _failure(event: str, exc: BaseException) -> dict[str, Any]:
     text = exc.render() if isinstance(exc, GovernanceError) else f"{type(exc).__name__}: {exc}"
-    return {"systemMessage": f"governance could not read the cycle state for {event}: {text} "
-                             "Run `governance doctor` to find the cause."}
+    return {"systemMessage": f"governance could not read the cycle state for {event}: "
+                             f"{text.rstrip('.')}. Run `governance doctor` to find the cause."}
 
 
 def _emit(answer: dict[str, Any] | None, out: Any) -> None:

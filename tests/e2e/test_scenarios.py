@@ -116,6 +116,8 @@ def test_do_state_denies_web_and_questions_and_briefs_reads(
         text = json.dumps(result["content"])
         assert "[STATE: DO]" in text and f"({primitive}) is blocked" in text, text
         assert "DO is black-box" in text
+        # the project has no justfile: the reason names the CLI that works anywhere, no recipe
+        assert "`governance state set CYCLE PHASE WORK-ID`" in text and "just " not in text
     assert {fetch, ask} <= denied_ids(run)
 
     read_text = run.log.text_after(read)

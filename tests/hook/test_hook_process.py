@@ -195,6 +195,8 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
 # says the sources hold none, the hook does not load them).
 GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",
               "governance.decisions.condition"}
+# Only for a deny: the commands its reason names, as the project has them (policy.remedy).
+REMEDY = {"governance.policy.remedy"}
 # A Write of an ordinary file shares no literal prefix with any protected glob (.claude/...): the
 # glob matcher (governance.policy.wildcard) is not loaded for it.
 # A PostToolUse call maps the tool and reads the state: no decision, no acts, no answer to give.
@@ -227,7 +229,7 @@ def loaded_modules(command: str, stdin: str) -> set[str]:
     ("PostToolUse-Bash.json", POST_PATH, True),
     ("PostToolUseFailure-Bash.json", POST_PATH | {"governance.hook.answer"}, False),  # clips the error
     ("PreToolUse-Read.json", HOT_PATH | GUARDRAILS, True),
-    ("PreToolUse-WebFetch.json", HOT_PATH, True),  # denied by the matrix: no guardrail to ask
+    ("PreToolUse-WebFetch.json", HOT_PATH | REMEDY, True),  # denied: no guardrail to ask
     ("PreToolUse-Write.json", HOT_PATH, False),
     ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH, False)])
 def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str],

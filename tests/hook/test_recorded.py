@@ -16,8 +16,8 @@ DO_LINE = ("[STATE: DO] Blocked: governance-admin, memory-search, memory-store, 
            "sandbox-escape, "
            "user-query, vcs-push, web-fetch, web-search")
 HOW = ("It is allowed in EXPLORE, DESIGN, PLAN, CHECK, DONE: continue the DO work without it, or "
-       "ask the user to change the cycle state from a terminal (`just next` or "
-       "`just set-cycle CYCLE PHASE WORK-ID`).")
+       "ask the user to change the cycle state: `governance state set CYCLE PHASE WORK-ID` or "
+       "`governance state next` from a terminal.")
 WEB = "DO is black-box: web research belongs in EXPLORE or DESIGN."
 
 PRE = sorted(p.name for p in PAYLOAD_DIR.glob("PreToolUse-*.json"))

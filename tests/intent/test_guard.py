@@ -31,7 +31,9 @@ def test_no_intent_is_denied_with_the_list(project: Path) -> None:
     found = verdict(project, "Write", {"file_path": str(project / "src/auth/jwt.py")})
     assert found.denied and "WORK-064 (JWT auth)" in found.reason
     assert "INT-002" not in found.reason                 # done: not offered
-    assert "select_active_intent" in found.reason
+    # no MCP server registered: the user selects it (tests/hook/test_deny_commands.py: with one)
+    assert "`governance intent select ID`" in found.reason
+    assert "select_active_intent" not in found.reason
 
 
 def test_in_scope_and_out_of_scope(project: Path) -> None:

@@ -42,7 +42,9 @@ def test_briefing_names_state_blocked_warned_asked_and_the_switch(
     assert "Blocked in DO: user-query, web-fetch." in text
     assert "Allowed with a warning: nothing." in text
     assert "Needs the user's confirmation: destructive." in text
-    assert "governance state set CYCLE/PHASE/WORK-ID" in text and "/cycle" in text
+    assert ("Only the user changes the state, with `governance state set CYCLE PHASE WORK-ID` or "
+            "`governance state next` from a terminal.") in text
+    assert "/cycle" not in text and "just " not in text  # neither exists in this project
     seen = project / ".claude" / "governance" / "sessions" / "sess-1.seen"
     assert seen.read_text().strip() == "DO|implementation-cycle/DO/WORK-064"
     assert seen.stat().st_mode & 0o777 == 0o600
