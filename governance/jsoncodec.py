@@ -4,7 +4,10 @@
 ``re`` (and ``re`` imports ``enum``) to compile a few patterns the C scanner never uses. This module
 drives the same C scanner and encoder without them. The output is byte-for-byte what ``json.dumps``
 gives for the same options; on an interpreter without ``_json`` it falls back to ``json``.
-Errors are ``ValueError`` (``json.JSONDecodeError`` is one).
+Errors are ``json.JSONDecodeError`` (a ``ValueError``) with exactly ``json.loads``'s message: the C
+scanner reports errors through ``json.decoder``, which a hook process has not imported (it then
+fails with a bare ``SystemError``), so malformed text is parsed again by ``json`` for its message.
+Only malformed input pays for that import.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, ClassVar
+    from typing import Any, ClassVar, NoReturn
 
 try:
     import _json
@@ -52,13 +55,29 @@ def loads(text: str) -> Any:
         end -= 1
     try:
         value, stop = _scan(text, start)
-    except StopIteration as exc:
-        raise ValueError(f"Expecting value: char {exc.value}") from None
+    except RecursionError:
+        raise
+    except Exception:  # StopIteration, SystemError, or JSONDecodeError once json is imported
+        _explain(text)
     finally:
         _Context.memo.clear()
     if stop != end:
-        raise ValueError(f"Extra data: char {stop}")
+        _explain(text)
     return value
+
+
+def problem(exc: ValueError) -> str:
+    """A ``loads`` error as a short phrase: ``Expecting value at char 0``."""
+    msg, pos = getattr(exc, "msg", None), getattr(exc, "pos", None)
+    return f"{msg} at char {pos}" if isinstance(msg, str) and isinstance(pos, int) else str(exc)
+
+
+def _explain(text: str) -> NoReturn:
+    """Raise ``json.loads``'s own error for text the scanner refused."""
+    import json
+
+    json.loads(text)
+    raise ValueError("not JSON: the scanner refused text that json accepts")  # pragma: no cover
 
 
 def _encoder(sort_keys: bool, ascii_only: bool, separators: tuple[str, str],

@@ -29,13 +29,27 @@ def read(stream: BinaryIO, events: tuple[str, ...]) -> dict[str, Any]:
     try:
         payload = jsoncodec.loads(text)
     except ValueError as exc:
-        raise PayloadError(f"hook input is not JSON ({exc})") from None
+        raise PayloadError(f"hook input is not JSON: {jsoncodec.problem(exc)}") from None
     except RecursionError:
         raise PayloadError("hook input is JSON nested too deep to read") from None
     if not isinstance(payload, dict):
         raise PayloadError(f"hook input is a JSON {type(payload).__name__}, not an object")
-    check(payload, events)
-    return payload
+    # only an escape can name a lone surrogate: most payloads are not walked
+    fields: dict[str, Any] = mend(payload) if "\\ud" in text or "\\uD" in text else payload
+    check(fields, events)
+    return fields
+
+
+def mend(value: Any) -> Any:
+    """``value`` with each lone UTF-16 surrogate (valid JSON, not a character) replaced by U+FFFD,
+    as Claude Code's runtime does when it hands such a string to a file or a process."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {mend(k): mend(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mend(v) for v in value]
+    return value
 
 
 def _field(payload: dict[str, Any], name: str, kind: type, required: bool = True) -> None:

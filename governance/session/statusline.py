@@ -16,6 +16,7 @@ import os
 import sys
 
 from governance import jsoncodec
+from governance.errors import GovernanceError
 from governance.project import ensure_dir, find_project, governance_dir, temp_path
 
 TYPE_CHECKING = False
@@ -47,7 +48,15 @@ def _project(data: dict[str, Any]) -> str:
                 return find_project(candidate)
             except ValueError:
                 continue
-    return find_project(None)
+    try:
+        return find_project(None)
+    except ValueError:
+        raise NoProject("no project to show: the status-line input names no existing folder "
+                        "(cwd, workspace.project_dir) and CLAUDE_PROJECT_DIR is not set") from None
+
+
+class NoProject(ValueError):
+    """Neither the input nor the environment names a project folder."""
 
 
 def count_denials(project: str, session: str) -> int:
@@ -117,17 +126,38 @@ def render(data: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
-    """Print the status line; any problem becomes a short line, never a traceback."""
-    out = stdout or sys.stdout
+def read_input(raw: bytes) -> tuple[dict[str, Any], str]:
+    """The status-line JSON as a dict, and what was wrong with it ("" when nothing was): bad input
+    still gives a line when ``CLAUDE_PROJECT_DIR`` names the project."""
+    if not raw.strip():
+        return {}, "no status-line input on stdin (Claude Code sends it to the statusLine command)"
     try:
-        raw = (stdin or sys.stdin.buffer).read()
-        data = jsoncodec.loads(raw.decode("utf-8")) if raw.strip() else {}
-        if not isinstance(data, dict):
-            data = {}
+        data = jsoncodec.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return {}, f"the status-line input is not UTF-8 (byte {exc.start})"
+    except ValueError as exc:
+        return {}, f"the status-line input is not JSON: {jsoncodec.problem(exc)}"
+    except RecursionError:
+        return {}, "the status-line input is JSON nested too deep to read"
+    if not isinstance(data, dict):
+        return {}, f"the status-line input is a JSON {type(data).__name__}, not an object"
+    return data, ""
+
+
+def main(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
+    """Print the status line; any problem becomes a short sentence, never a traceback."""
+    out = stdout or sys.stdout
+    problem = ""
+    try:
+        data, problem = read_input((stdin or sys.stdin.buffer).read())
         line = render(data)
     except Exception as exc:
-        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, NoProject) and problem:
+            message = problem  # the input named no project because it was not readable
+        elif isinstance(exc, GovernanceError | NoProject):
+            message = getattr(exc, "message", None) or str(exc)
+        else:
+            message = f"could not build the status line ({exc})"
         line = f"{UNSET} governance: {message}"[:200] + " (run `governance doctor`)"
     out.write(line + "\n")
     out.flush()

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from governance.session.statusline import count_denials, main
-from tests.helpers import accept
+from tests.helpers import REPO, accept
 
 
 def _line(data: dict[str, Any] | str) -> str:
@@ -99,3 +105,47 @@ def test_garbage_input_still_prints_a_line(project: Path, monkeypatch: Any) -> N
     # No cwd in the input: the project comes from CLAUDE_PROJECT_DIR, never the process's cwd.
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     assert _line("[1, 2]") == "◇ EXPLORE (no state set) · 0 blocked"
+
+
+STATUS_LEAK = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Iteration)\b|Traceback")
+
+
+@pytest.mark.parametrize(("raw", "said"), [
+    (b"", "no status-line input on stdin (Claude Code sends it to the statusLine command)"),
+    (b"  \n", "no status-line input on stdin"),
+    (b"{bad", "the status-line input is not JSON: Expecting property name enclosed in double "
+              "quotes at char 1"),
+    (b'{"a":1,}', "the status-line input is not JSON: Expecting property name"),
+    (b"\xff{}", "the status-line input is not UTF-8 (byte 0)"),
+    (b"[" * 100_000, "the status-line input is JSON nested too deep to read"),
+    (b"[1, 2]", "the status-line input is a JSON list, not an object"),
+    (b'{"cwd": "/nonexistent"}', "no project to show: the status-line input names no existing "
+                                 "folder (cwd, workspace.project_dir) and CLAUDE_PROJECT_DIR is "
+                                 "not set"),
+])
+def test_bad_input_gives_a_sentence_not_an_exception(raw: bytes, said: str) -> None:
+    out = io.StringIO()
+    assert main([], io.BytesIO(raw), out) == 0
+    line = out.getvalue()
+    assert line.count("\n") == 1 and line.startswith(f"◇ governance: {said}"), line
+    assert line.rstrip().endswith("(run `governance doctor`)")
+    assert not STATUS_LEAK.search(line), line
+
+
+def test_the_cli_with_no_input_prints_a_sentence() -> None:
+    """``governance statusline </dev/null`` from a terminal: a usable line, exit 0."""
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    for argv in ([sys.executable, "-m", "governance.commands.cli", "statusline"],
+                 [sys.executable, "-I", "-S", str(REPO / "hooks" / "statusline.py")]):
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              cwd=str(REPO), env=env, check=False)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        assert done.stdout.startswith("◇ governance: no status-line input on stdin"), done.stdout
+        assert not STATUS_LEAK.search(done.stdout)
+
+
+def test_bad_input_still_shows_the_project_named_by_the_environment(
+        project: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    for raw in ("", "{bad", "[1, 2]"):
+        assert _line(raw) == "◇ EXPLORE (no state set) · 0 blocked"
