@@ -66,6 +66,14 @@ def _write(path: str, text: str) -> None:
         handle.write(text)
 
 
+def ensure_own(project: str) -> None:
+    """Write our ``.claude/governance/.gitignore`` when the folder has none (what writes a secret
+    there calls it first, so the secret is never committable, installed or not)."""
+    path = own_path(project)
+    if not os.path.exists(path):
+        _write(path, OWN_IGNORE)
+
+
 def write(project: str) -> list[str]:
     """Write our ``.gitignore`` files; returns a sentence for each one changed (a
     ``.claude/governance/.gitignore`` the user wrote is kept, and said so). A folder governance

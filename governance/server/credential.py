@@ -28,6 +28,9 @@ def load_or_create(project: str) -> str:
         info = os.stat(path)
     except FileNotFoundError:
         ensure_dir(os.path.dirname(path))
+        from governance.install.gitignore import ensure_own
+
+        ensure_own(project)   # the token is a secret: git ignores it from the start
         token = secrets.token_urlsafe(32)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

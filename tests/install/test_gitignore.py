@@ -155,3 +155,11 @@ def test_uninstall_takes_out_the_lines_whose_files_are_gone(repo: Path) -> None:
     assert would_add(repo) == {".claude/.gitignore", ".claude/settings.json", f"{GOV}/.gitignore",
                                ".orchestration/active_intents.yaml"}
     assert os.listdir(repo / GOV)
+
+
+def test_a_server_started_before_install_writes_no_committable_token(repo: Path) -> None:
+    from governance.server import credential
+
+    credential.load_or_create(str(repo))
+    assert (repo / GOV / "server.token").exists()
+    assert would_add(repo) == {f"{GOV}/.gitignore", ".orchestration/active_intents.yaml"}
