@@ -190,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
             if event in settings.MCP_EVENTS:
                 entries[event] = [settings.mcp_tool_handler(event, args.fail_closed and
                                                             event == "PreToolUse")]
+    from governance.install.registration import readable
+
+    readable(project)
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)

@@ -19,6 +19,9 @@ def run(args: argparse.Namespace) -> int:
     from governance.project import project_from_cli
 
     project = project_from_cli(args.project or args.project_dir)
+    from governance.install.registration import readable
+
+    readable(project)
     path = settings.settings_path(project)
     data = settings.load(path)
     removed = settings.remove_ours(data)

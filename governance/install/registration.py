@@ -138,3 +138,12 @@ def installed_options(project: str, data: dict[str, Any]) -> dict[str, Any]:
             "mcp": mcp_entry.SERVER_NAME in servers
                    and mcp_entry.is_ours(servers[mcp_entry.SERVER_NAME], mcp_entry.SERVER_NAME),
             "sandbox": os.path.isfile(sandbox_manifest_path(project))}
+
+
+def readable(project: str) -> None:
+    """Raise InstallError when a file install or uninstall would change cannot be read (settings
+    or local settings that are not a JSON object, a broken ``.mcp.json``), before any is written:
+    such a file stops the command whole, never half-way."""
+    settings.load(settings.settings_path(project))
+    settings.load(settings.local_settings_path(project))
+    mcp_entry.load_servers(project)

@@ -134,7 +134,8 @@ def load(path: str) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as exc:
         raise InstallError(f"settings are not valid JSON ({exc})", file=path,
-                           fix="repair the file (it was left unchanged) and run install again") from None
+                           fix="repair the file (it was left unchanged), then run the command "
+                               "again") from None
     if not isinstance(data, dict):
         raise InstallError("settings are not a JSON object", file=path, fix="repair the file")
     hooks = data.get("hooks", {})

@@ -86,3 +86,22 @@ def test_uninstall_removes_only_ours(project: Path) -> None:
     assert settings_of(project) == OTHER
     uninstall_cmd.run(argparse.Namespace(project=str(project), project_dir=None))  # no-op
     assert settings_of(project) == OTHER
+
+
+@pytest.mark.parametrize("name", [".claude/settings.local.json", ".mcp.json"])
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_a_broken_file_stops_install_and_uninstall_before_anything_is_written(
+        project: Path, name: str, command: str) -> None:
+    if command == "uninstall":
+        install(project, False, "--http", "--port", "9911")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    broken = project / name
+    broken.write_text("{ not json")
+    with pytest.raises(InstallError, match="not valid JSON") as caught:
+        if command == "install":
+            install(project, False, "--http", "--port", "9911")
+        else:
+            uninstall_cmd.run(argparse.Namespace(project=str(project), project_dir=None))
+    assert str(broken) in caught.value.render()
+    after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and p != broken}
+    assert after == {p: data for p, data in before.items() if p != broken}
