@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if matrix is not None:
         _state(project, matrix, report)
     _ledger(project, report)
+    _sops(project, report)
     _git_ignores(project, report)
     commands = settings.our_commands(data or {})
     broken_where = {item.where for item in gone}
@@ -110,6 +111,14 @@ def _git_ignores(project: str, report: Report) -> None:
             report.ok(what)
         else:
             report.bad(what, fix)
+
+
+def _sops(project: str, report: Report) -> None:
+    """Each SOP that does not parse: the hook skips it, so its knowledge never reaches the model."""
+    from governance.knowledge.validation import sop_problems
+
+    for path, problem, fix in sop_problems(project):
+        report.bad(f"SOP skipped, it does not parse: {path}: {problem}", fix)
 
 
 def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
