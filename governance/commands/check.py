@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     state = decision.state.state
     answer = hook_answer.pre_tool_use(decision, layer.blocked_primitives(state),
                                  matrix_module.allowed_states(layer.matrix, decision.primitive),
-                                 bool(layer.matrix["settings"]["grant_on_allow"]))
+                                 bool(layer.matrix["settings"]["grant_on_allow"]),
+                                 project=layer.project_dir)
     if args.json:
         print(json.dumps(answer, indent=2))
         return 0

@@ -12,7 +12,8 @@ PLACEHOLDERS: dict[str, list[str]] = {
 
 # key path -> meaning; "PATH:" -> a paragraph introducing that section.
 KEYS: dict[str, str] = {
-    "version": "The format's version, kept for HAIOS compatibility; any text or number.",
+    "version": "The matrix format: 1 (also written \"1.0\", as HAIOS does). A file without it is format 1; "
+               "a later format is an error that names the fix.",
     "extends": "`default`: lay this file over the packaged matrix, key by key (a key this file "
                "does not set keeps the packaged value). Unset: this file replaces the packaged "
                "matrix as a whole, except `tools`, `protected_paths`, `mcp_paths` and `shell`, "
