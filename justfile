@@ -82,12 +82,12 @@ serve-stop dir=project:
 # register the hooks in a project's .claude/settings.json
 [no-cd]
 install dir=project *flags="":
-    {{quote(gov)}} install --project {{quote(dir)}} {{flags}}
+    GOVERNANCE_VIA=just {{quote(gov)}} install --project {{quote(dir)}} {{flags}}
 
 # remove our hooks from a project's settings
 [no-cd]
 uninstall dir=project:
-    {{quote(gov)}} uninstall --project {{quote(dir)}}
+    GOVERNANCE_VIA=just {{quote(gov)}} uninstall --project {{quote(dir)}}
 
 # check that governance works in a project
 [no-cd]
@@ -97,16 +97,16 @@ doctor dir=project:
 # validate the project's activity matrix and accept it (governance uses only an accepted matrix)
 [no-cd]
 validate dir=project:
-    {{quote(gov)}} validate --project {{quote(dir)}}
+    GOVERNANCE_VIA=just {{quote(gov)}} validate --project {{quote(dir)}}
 
 # accept the state, matrix and owned settings as they are now (after a change made outside governance)
 [no-cd]
 accept dir=project:
-    {{quote(gov)}} accept --project {{quote(dir)}}
+    GOVERNANCE_VIA=just {{quote(gov)}} accept --project {{quote(dir)}}
 
 # set the cycle state, e.g. just set-cycle implementation-cycle DO WORK-064
 set-cycle cycle phase work="":
-    {{quote(gov)}} state set --project {{quote(project)}} {{quote(cycle)}} {{quote(phase)}} {{quote(work)}}
+    GOVERNANCE_VIA=just {{quote(gov)}} state set --project {{quote(project)}} {{quote(cycle)}} {{quote(phase)}} {{quote(work)}}
 
 # print cycle/PHASE/WORK
 get-cycle:
@@ -114,7 +114,7 @@ get-cycle:
 
 # move to the next phase of the current cycle
 next:
-    {{quote(gov)}} state next --project {{quote(project)}}
+    GOVERNANCE_VIA=just {{quote(gov)}} state next --project {{quote(project)}}
 
 # the state and what is allowed, warned and blocked in it
 state:

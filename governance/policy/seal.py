@@ -26,10 +26,9 @@ import time
 from governance import jsoncodec
 from governance.errors import StateError
 from governance.project import (
-    cache_file,
+    enable_site_packages,
     governance_dir,
     read_bytes,
-    recall,
     replace_file,
     signature,
 )
@@ -102,20 +101,24 @@ def accepted_matrix_bytes(project_dir: str, record: dict[str, Any] | None) -> by
     return data if digest(data) == want else None
 
 
-def settings_memo(project_dir: str, entry: dict[str, Any]) -> tuple[str, object]:
-    """Where and under which key ``governance.hook.owned`` remembers settings files that met the
-    seal: their stat signature with the seal's key."""
+def settings_memo(entry: dict[str, Any]) -> tuple[str, object]:
+    """The memo (a derived file, ``governance.policy.derived``) in which ``governance.hook.owned``
+    remembers settings files that met the seal, and its key: their stat signature with the seal's
+    key."""
     files = [str(f) for f in entry.get("files") or ()]
-    return cache_file(project_dir, SETTINGS_MEMO), (signature(files), entry.get("key"))
+    return SETTINGS_MEMO, (signature(files), entry.get("key"))
 
 
-def settings_unchanged(project_dir: str, entry: dict[str, Any] | None) -> bool:
+def settings_unchanged(project_dir: str, entry: dict[str, Any] | None,
+                       record: dict[str, Any] | None = None) -> bool:
     """True when nothing is owned, or the settings files are as when last found to meet the seal
     (a few stats and one small read)."""
     if not entry or not entry.get("expect"):
         return True
-    memo, key = settings_memo(project_dir, entry)
-    return recall(memo, key) is True
+    from governance.policy import derived
+
+    name, key = settings_memo(entry)
+    return derived.recall(project_dir, name, key, record) is True
 
 
 # --- writing (CLI only) --------------------------------------------------------------------------
@@ -136,22 +139,13 @@ def who() -> str:
 
 
 def _how() -> str:
+    """How the change was made: Claude Code sets ``CLAUDECODE`` for the commands it runs; this
+    repository's just recipes set ``GOVERNANCE_VIA=just`` on the commands that change governance
+    files. Informational only (the user is what matters): anything else is ``cli``."""
     if os.environ.get("CLAUDECODE"):
         return "claude-code"
-    pid = os.getppid()
-    for _ in range(3):  # governance <- the recipe's shell <- just (Linux's /proc; else unknown)
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            break
-        name = stat[stat.find("(") + 1:stat.rfind(")")]
-        if name == "just":
-            return "just"
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) < 2 or not fields[1].isdigit() or int(fields[1]) <= 1:
-            break
-        pid = int(fields[1])
+    if os.environ.get("GOVERNANCE_VIA") == "just":
+        return "just"
     return "cli"
 
 
@@ -168,23 +162,39 @@ def _write_atomic(path: str, data: bytes) -> None:
                          ) from None
 
 
+def lock(project_dir: str) -> Any:
+    """The seal's lock (a ``filelock.FileLock``, 10 s timeout): held by whatever writes the seal,
+    and by ``governance.policy.derived`` while it replaces a file and its record together."""
+    enable_site_packages()   # a hook runs with -S: filelock is in the venv
+    from filelock import FileLock
+
+    os.makedirs(governance_dir(project_dir), mode=0o700, exist_ok=True)
+    return FileLock(seal_path(project_dir) + ".lock", timeout=10)
+
+
+def write(project_dir: str, record: dict[str, Any]) -> None:
+    """Write the whole seal; the caller holds ``lock``."""
+    import json
+
+    _write_atomic(seal_path(project_dir),
+                  (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+
+
+def accepts_nothing(record: dict[str, Any] | None) -> bool:
+    """True when no seal exists or it records no accepted part (only what governance built)."""
+    return record is None or not any(part in record for part in ("state", "matrix", "settings"))
+
+
 def update(project_dir: str, part: str, entry: dict[str, Any] | None) -> dict[str, Any]:
     """Replace one part of the seal (``state``, ``matrix`` or ``settings``; None removes it) under
     the seal's lock; returns the new seal."""
-    import json
-
-    from filelock import FileLock
-
-    folder = governance_dir(project_dir)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    path = seal_path(project_dir)
-    with FileLock(path + ".lock", timeout=10):
+    with lock(project_dir):
         record = read(project_dir) or {"version": VERSION}
         if entry is None:
             record.pop(part, None)
         else:
             record[part] = entry
-        _write_atomic(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+        write(project_dir, record)
     return record
 
 
