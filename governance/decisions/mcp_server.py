@@ -15,14 +15,16 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from governance.decisions import fields
 from governance.decisions.calibration import calibration_report
+from governance.decisions.guardrail_schema import SERVER_NAME
 from governance.decisions.guardrails import check_guardrails as run_guardrails
 from governance.decisions.guardrails import load_compiled
 from governance.decisions.pre_action import current_state, ranking_mode
 from governance.decisions.pre_action import pre_action as run_pre_action
+from governance.decisions.quality import complete
 from governance.decisions.store import DecisionStore
 from governance.errors import GovernanceError
 from governance.project import find_project
@@ -76,24 +78,62 @@ def _action(description: str, category: str, stakes: str, confidence: float,
             "pattern": pattern or "", "context": context or {}}
 
 
-server: MCPServer = MCPServer("claude-governance", instructions=INSTRUCTIONS)
+server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
 
 
-@server.tool(description=(
-    "CALL THIS BEFORE EVERY SIGNIFICANT CHOICE (one call). Checks guardrails, returns relevant "
-    "past decisions with outcomes and similarity, your calibration in the category, confirmed "
-    "patterns, and records the decision unless blocked (auto_record=false: a pure query, safe to "
-    "retry). allowed=false means stop and follow block_reasons."))
-def pre_action(description: str, category: Category, stakes: Stakes, confidence: Confidence,
-               reasons: Reasons = None, tags: Tags = None, pattern: Pattern = None,
-               context: Context = None, auto_record: bool = True,
+class Reason(BaseModel):
+    """One reason, as the seed's ``reasons[{type, text}]``."""
+
+    type: Annotated[str, Field(description="e.g. analysis, precedent, constraint, "
+                                           "user-request")] = "other"
+    text: str
+
+
+PRE_ACTION_DESCRIPTION = (
+    "Check if an action is safe and informed before executing. Returns relevant past decisions, "
+    "guardrail results, calibration context, and optionally records the decision. Call this "
+    "BEFORE making any significant choice. allowed=false means stop and follow block_reasons; "
+    "auto_record=false makes it a pure query, safe to retry.")
+
+
+@server.tool(description=PRE_ACTION_DESCRIPTION)
+def pre_action(description: Annotated[str, Field(description="What you plan to do")],
+               category: Category, stakes: Stakes,
+               confidence: Annotated[float, Field(ge=0.0, le=1.0)],
+               reasons: Annotated[list[Reason], Field(default_factory=list)],
+               tags: Annotated[list[str], Field(default_factory=list)],
+               context: Annotated[dict[str, Any], Field(
+                   default_factory=dict,
+                   description="facts guardrails read, e.g. {environment: production, "
+                               "review_completed: true, rollout: canary}")],
+               pattern: Annotated[str, Field(
+                   description="Abstract pattern this decision represents")] = "",
+               auto_record: bool = True,
                query_limit: Annotated[int, Field(ge=0, le=50)] = 5,
-               agent_id: AgentId = None) -> dict[str, Any]:
-    action = _action(description, category, stakes, confidence, reasons, tags, pattern, context)
-    result: dict[str, Any] = _guarded(run_pre_action, ServerConfig.project_dir, _agent(agent_id),
-                                      action, {"auto_record": auto_record,
-                                               "query_limit": query_limit})
-    return result
+               include_patterns: bool = True,
+               agent_id: Annotated[str, Field(
+                   max_length=200, description="the agent you are (default: the server's "
+                                               "--agent)")] = "") -> dict[str, Any]:
+    """The seed's ``pre_action`` tool: its input schema (required description, category, stakes
+    and confidence; ``reasons[{type, text}]``; ``auto_record`` default true) and the answer of
+    ``cstp.preAction``."""
+    action = _action(description, category, stakes, confidence,
+                     [r.model_dump() for r in reasons], tags, pattern, context)
+    agent = _agent(agent_id or None)
+    result: dict[str, Any] = _guarded(run_pre_action, ServerConfig.project_dir, agent, action,
+                                      {"auto_record": auto_record, "query_limit": query_limit,
+                                       "include_patterns": include_patterns})
+    return {**result, "agent": _responder(), "requesting_agent": agent}
+
+
+def _responder() -> str:
+    """The responding agent's id: ``settings.agent_name`` in guardrails.yaml, else the server's
+    name."""
+    try:
+        return str(load_compiled(ServerConfig.project_dir)["settings"].get("agent_name")
+                   or SERVER_NAME)
+    except GovernanceError:
+        return SERVER_NAME
 
 
 @server.tool(description=(
@@ -120,20 +160,25 @@ def _with_store(work: Any) -> Any:
 
 
 @server.tool(description=(
-    "Record a decision directly, without the guardrail check (prefer pre_action). Requires tags "
-    "and a pattern."))
+    "Record a decision directly, without the guardrail check (prefer pre_action). Tags and a "
+    "pattern you leave out are derived (the answer's quality says what), unless the project "
+    "requires them."))
 def record_decision(description: str, category: Category, stakes: Stakes,
                     confidence: Confidence, reasons: Reasons = None, tags: Tags = None,
                     pattern: Pattern = None, context: Context = None,
                     agent_id: AgentId = None) -> dict[str, Any]:
     settings = _guarded(load_compiled, ServerConfig.project_dir)["settings"]
     action = _guarded(fields.action, _action(description, category, stakes, confidence,
-                                                     reasons, tags, pattern, context),
-                      require_tags=settings["require_tags"],
-                      require_pattern=settings["require_pattern"])
+                                             reasons, tags, pattern, context),
+                      require_tags=False, require_pattern=False)
     agent = _agent(agent_id)
-    result: dict[str, Any] = _with_store(
-        lambda store: store.record(action, agent, current_state(ServerConfig.project_dir)))
+
+    def record(store: DecisionStore) -> dict[str, Any]:
+        filled, quality = complete(action, settings, store, key=None)
+        return {**store.record(filled, agent, current_state(ServerConfig.project_dir)),
+                "quality": quality}
+
+    result: dict[str, Any] = _with_store(record)
     return result
 
 

@@ -5,9 +5,15 @@ reports the agent's calibration in the category and the confirmed patterns, and 
 asked not to) records the decision. With ``auto_record=False`` it only reads, so it is safe to
 retry.
 
-Failure policy (``settings.fail_mode`` in guardrails.yaml): bad input is always an error; a blocking
-guardrail always blocks; an internal error allows with a warning when ``open`` (the default) and
-blocks when ``closed``.
+Failure policy (``settings.fail_mode`` in guardrails.yaml, one setting per deployment): bad input is
+always an error; a blocking guardrail always blocks; a warning, and an internal error (a guardrail
+file that does not validate, an unreadable store), warns and allows when ``open`` (the default) and
+blocks when ``closed`` (production). The answer's ``fail_mode`` and ``decided_by`` say which
+decided.
+
+Quality (:mod:`governance.decisions.quality`): a decision is recorded with tags and a pattern;
+what the caller leaves out is derived and reported in ``quality``, or refused under the strict
+rule.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def options_from(raw: Any) -> dict[str, Any]:
     return options
 
 
-def patterns_summary(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pattern_counts(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Distinct patterns among ``decisions`` with how many successful outcomes confirm each."""
     summary: dict[str, dict[str, Any]] = {}
     for item in decisions:
@@ -78,33 +84,51 @@ def patterns_summary(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(summary.values(), key=lambda e: (-e["confirmed"], e["failed"], e["pattern"]))
 
 
-def _fail_mode(project_dir: str) -> str:
+def patterns_summary(counts: list[dict[str, Any]]) -> list[str]:
+    """The confirmed patterns as the seed prints them: ``"<pattern> (3 confirmations)"``."""
+    return [f"{entry['pattern']} ({entry['confirmed']} confirmation"
+            f"{'' if entry['confirmed'] == 1 else 's'})" for entry in counts if entry["confirmed"]]
+
+
+def fail_mode(project_dir: str) -> str:
+    """``settings.fail_mode`` (open|closed). When the guardrail files do not validate, the mode
+    is read from them leniently (the project's file first), so a broken file cannot turn a
+    fail-closed deployment open; then ``GOVERNANCE_FAIL_MODE``; then open."""
     try:
-        return str(load_compiled(project_dir)["settings"].get("fail_mode", "open"))
+        return str(load_compiled(project_dir)["settings"].get("fail_mode") or "open")
     except GovernanceError:
-        return os.environ.get("GOVERNANCE_FAIL_MODE", "open")
+        pass
+    from governance.project import default_guardrails_path, override_guardrails_path
+
+    for path in (override_guardrails_path(project_dir), default_guardrails_path()):
+        try:
+            import yaml
+
+            with open(path, encoding="utf-8") as handle:
+                raw = yaml.safe_load(handle)
+            mode = raw["settings"]["fail_mode"]
+        except Exception:  # a file that cannot tell is skipped
+            continue
+        if mode in ("open", "closed"):
+            return str(mode)
+    chosen = os.environ.get("GOVERNANCE_FAIL_MODE", "open")
+    return chosen if chosen in ("open", "closed") else "open"
 
 
 def pre_action(project_dir: str, agent_id: Any, action: Any, options: Any = None, *,
                store: DecisionStore | None = None) -> dict[str, Any]:
     """Guardrails, relevant decisions, calibration and patterns in one call; see the module
-    docstring for the failure policy. Raises :class:`DecisionInputError` on bad input."""
+    docstring for the failure policy. Raises :class:`DecisionInputError` on bad input (and,
+    under the strict quality rule, on a missing tag or pattern)."""
     agent = fields.agent(agent_id)
     opts = options_from(options)
-    try:
-        settings = load_compiled(project_dir)["settings"]
-        require = opts["auto_record"]
-        clean = fields.action(action, require_tags=require and settings["require_tags"],
-                                      require_pattern=require and settings["require_pattern"])
-    except DecisionInputError:
-        raise
-    except GovernanceError as exc:
-        return _internal_error(project_dir, exc)
+    clean = fields.action(action, require_tags=False, require_pattern=False)
     own_store = store is None
     try:
+        settings = load_compiled(project_dir)["settings"]
         store = store or DecisionStore.for_project(project_dir)
         try:
-            return _decide(project_dir, agent, clean, opts, store)
+            return _decide(project_dir, agent, clean, opts, store, settings)
         finally:
             if own_store:
                 store.close()
@@ -120,47 +144,79 @@ def ranking_mode(settings: dict[str, Any]) -> str:
     return chosen if chosen in ("keyword", "hybrid") else "keyword"
 
 
+def _result(item: dict[str, Any], status: str) -> dict[str, Any]:
+    """One guardrail's line as the seed prints it: ``name`` (the guardrail's id), ``status``
+    (pass, warn or block) and ``message`` (null when it passed); we add ``guardrailId``, the
+    human-readable ``title`` and ``suggestion``."""
+    held = status == "pass"
+    return {"name": item["guardrailId"], "status": status,
+            "message": None if held else item["message"],
+            "guardrailId": item["guardrailId"], "title": item["name"],
+            "suggestion": None if held else item["suggestion"]}
+
+
+def _block_reason(item: dict[str, Any]) -> dict[str, Any]:
+    return {"guardrail": item["guardrailId"], "message": item["message"],
+            "suggestion": item["suggestion"]}
+
+
 def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str, Any],
-            store: DecisionStore) -> dict[str, Any]:
+            store: DecisionStore, settings: dict[str, Any]) -> dict[str, Any]:
     state = current_state(project_dir)
+    mode = "closed" if settings.get("fail_mode") == "closed" else "open"
     verdict = check_guardrails({**action, **state, "agent_id": agent}, project_dir, agent)
     text = " ".join([action["description"], *action["tags"]])
-    ranking = ranking_mode(load_compiled(project_dir)["settings"])
+    ranking = ranking_mode(settings)
     candidates = store.query(text, limit=max(opts["query_limit"],
                                              PATTERN_CANDIDATES if opts["include_patterns"]
-                                             else 0), ranking=ranking)
+                                             else 0, 10), ranking=ranking)
     calibration = calibrate([(conf, outcome) for _, conf, outcome
                              in store.reviewed(agent, action["category"])], action["category"])
-    results = [{"guardrailId": item["guardrailId"], "name": item["name"],
-                "status": item["severity"], "message": item["message"],
-                "suggestion": item["suggestion"]}
+    results = [_result(item, item["severity"])
                for item in verdict["violations"] + verdict["warnings"]]
-    results += [{"guardrailId": item["guardrailId"], "name": item["name"], "status": "pass",
-                 "message": "", "suggestion": ""} for item in verdict["passed"]]
+    results += [_result({**item, "message": None, "suggestion": None}, "pass")
+                for item in verdict["passed"]]
+    # A blocking guardrail blocks in both modes; a warning blocks only when fail-closed.
+    blocking = verdict["violations"] + (verdict["warnings"] if mode == "closed" else [])
+    allowed = not blocking
+    counts = pattern_counts(candidates)
     response: dict[str, Any] = {
-        "allowed": verdict["allowed"],
+        "allowed": allowed,
+        "decision_id": None,
         "relevant_decisions": [
-            {"id": item["id"], "decision": item["description"], "outcome": item["outcome"],
-             "date": item["created_at"], "pattern": item["pattern"],
-             "confidence": item["confidence"], "similarity": item["similarity"]}
+            {"id": item["id"], "decision": item["description"],
+             "outcome": item["outcome"] or "unreviewed",
+             "date": (item["created_at"] or "")[:10], "pattern": item["pattern"],
+             "confidence": item["confidence"], "similarity": item["similarity"],
+             "recorded_at": item["created_at"]}
             for item in candidates[:opts["query_limit"]]],
         "guardrail_results": results,
         "calibration_context": {
-            "category": action["category"], "category_accuracy": calibration["accuracy"],
+            "category_accuracy": calibration["accuracy"],
             "category_brier": calibration["brier"],
             "confidence_tendency": calibration["tendency"],
-            "sample_size": calibration["sample_size"], "suggestion": calibration["suggestion"]},
+            "suggestion": calibration["suggestion"],
+            "category": action["category"], "sample_size": calibration["sample_size"]},
+        "block_reasons": [_block_reason(item) for item in blocking],
+        "violations": verdict["violations"],
+        "warnings": [item["message"] for item in verdict["warnings"]],
+        "evaluated": verdict["evaluated"],
         "evaluatedAt": verdict["evaluatedAt"],
+        "fail_mode": mode,
+        # what decided: the guardrails themselves (a block, or all held), or the deployment's
+        # fail mode (a warning that it let through, or blocked)
+        "decided_by": "fail_mode" if verdict["warnings"] and not verdict["violations"]
+                      else "guardrails",
     }
     if opts["include_patterns"]:
-        response["patterns_summary"] = patterns_summary(candidates)
-    if not verdict["allowed"]:
-        response["block_reasons"] = [f"{item['message']} {item['suggestion']}".strip()
-                                     for item in verdict["violations"]]
-    if verdict["warnings"]:
-        response["warnings"] = [item["message"] for item in verdict["warnings"]]
-    if verdict["allowed"] and opts["auto_record"]:
-        response["decision_id"] = store.record(action, agent, state)["id"]
+        response["patterns_summary"] = patterns_summary(counts)
+        response["patterns"] = counts
+    if allowed and opts["auto_record"]:
+        from governance.decisions.quality import complete
+
+        filled, quality = complete(action, settings, store, candidates)
+        response["decision_id"] = store.record(filled, agent, state)["id"]
+        response["quality"] = quality
         if ranking == "hybrid":
             from governance.decisions.ranking import embed_decision
 
@@ -169,15 +225,41 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
 
 
 def _internal_error(project_dir: str, exc: BaseException) -> dict[str, Any]:
-    closed = _fail_mode(project_dir) == "closed"
+    mode = fail_mode(project_dir)
     text = f"governance could not evaluate this decision ({type(exc).__name__}: {exc})."
+    closed = mode == "closed"
     response: dict[str, Any] = {
-        "allowed": not closed, "relevant_decisions": [], "guardrail_results": [],
-        "calibration_context": None, "patterns_summary": [], "evaluatedAt": timestamp(),
+        "allowed": not closed, "decision_id": None, "relevant_decisions": [],
+        "guardrail_results": [], "calibration_context": None, "block_reasons": [],
+        "violations": [], "warnings": [], "evaluated": 0, "evaluatedAt": timestamp(),
+        "patterns_summary": [], "patterns": [], "fail_mode": mode, "decided_by": "fail_mode",
         "internal_error": text,
     }
     if closed:
-        response["block_reasons"] = [text + " The deployment is configured fail-closed."]
+        response["block_reasons"] = [{
+            "guardrail": "governance-evaluation",
+            "message": text + " The deployment is configured fail-closed.",
+            "suggestion": "Fix the cause (errors.log and `governance doctor` name it), then "
+                          "retry."}]
     else:
         response["warnings"] = [text + " Proceeding because the deployment is fail-open."]
     return response
+
+
+def deployment_summary(project_dir: str) -> tuple[bool, str, str]:
+    """(ok, what, fix) for ``governance doctor``: the fail mode and the quality rule in force and
+    where they are set, or the guardrail file that does not validate."""
+    try:
+        settings = load_compiled(project_dir)["settings"]
+    except GovernanceError as exc:
+        return (False, f"guardrails do not validate, so pre_action runs fail-{fail_mode(project_dir)}"
+                       f": {exc.render()}", "correct the file named, then run `governance "
+                                            "guardrails list`")
+    mode = "closed" if settings.get("fail_mode") == "closed" else "open"
+    effect = ("a guardrail warning or an evaluation failure blocks" if mode == "closed"
+              else "a guardrail warning or an evaluation failure warns and allows")
+    strict = [name for name in ("tags", "pattern") if settings.get(f"require_{name}")]
+    quality = (f"refuses a decision without {' or '.join(strict)}" if strict
+               else "derives missing tags and pattern")
+    return (True, f"pre_action is fail-{mode} ({effect}; guardrails.yaml settings.fail_mode); "
+                  f"quality rule {quality}", "")

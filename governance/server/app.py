@@ -28,7 +28,7 @@ from governance.hook import payload
 from governance.ledger import chain
 from governance.project import governance_dir
 from governance.server import credential, protocol
-from governance.server.cstp import Service, caller
+from governance.server.cstp import Service, credential_key
 from governance.server.hooks import HOOKS, hook_answer
 from governance.server.ratelimit import RateLimiter
 
@@ -161,7 +161,8 @@ class App:
                 raise Refused(405, "use GET", [(b"allow", b"GET")])
             return 200, self._openapi_document(), []
         if path == "/cstp":
-            return await self._cstp(method, headers, receive, given or "")
+            return await self._cstp(method, headers, receive,
+                                    credential_key(given, scope.get("client")))
         if path.startswith("/hooks/"):
             return await self._hook(path[len("/hooks/"):], method, scope, headers, receive)
         raise Refused(404, "no such endpoint; see /openapi.json")
@@ -204,18 +205,20 @@ class App:
                 return b"".join(chunks)
 
     async def _cstp(self, method: str, headers: dict[bytes, bytes], receive: Receive,
-                    token: str) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+                    who: str) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         if method != "POST":
             raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
         body = await self._body(headers, receive, self.settings.max_body)
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(self.cstp_worker, self._answer_cstp, body, token)
+        answer = await loop.run_in_executor(self.cstp_worker, self._answer_cstp, body, who)
         return (200, answer, []) if answer is not None else (204, b"", [])
 
-    def _answer_cstp(self, body: bytes, token: str) -> bytes | None:
+    def _answer_cstp(self, body: bytes, who: str) -> bytes | None:
+        """``who`` is the caller's credential (see :func:`credential_key`): the rate limit keys
+        on it, never on the agent a call declares."""
         def run(call: protocol.Call) -> Any:
             try:
-                return self.service.run(call, caller(call, token))
+                return self.service.run(call, who)
             except protocol.RpcError:
                 raise
             except Exception as exc:

@@ -2,9 +2,15 @@
 network, on the same functions as the CLI and the MCP server.
 
 Params are validated with pydantic models (:data:`PARAMS`, also the OpenAPI description's
-schemas); a bad one is -32602 naming the field. Every call, answered or refused, is audited in the
-ledger with the requesting agent, the action, whether it was allowed, the violations and how many
-guardrails were evaluated.
+schemas); a bad one is -32602 naming the field. The requests the CSTP documents print are
+accepted as printed (``agent_id`` at the top of ``cstp.preAction``'s params, ``agent{id, url}``).
+
+Identity: the agent a caller *declares* (``agent_id``, ``agent.id``) is recorded as declared. The
+*credential* (the bearer token's identity; the peer address when there is no token) is what the
+rate limit keys on, never the declared id. Every call, answered or refused, is audited in the
+ledger with both, the action, whether it was allowed, the violations and how many guardrails were
+evaluated; every guardrail check is also written in the seed's audit format
+(``event: guardrail_check``).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -20,8 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from governance.decisions import fields
 from governance.decisions.calibration import calibration_report
 from governance.decisions.fields import DecisionInputError
+from governance.decisions.guardrail_schema import SERVER_NAME
 from governance.decisions.guardrails import check_guardrails, load_compiled, timestamp
 from governance.decisions.pre_action import current_state, pre_action, ranking_mode
+from governance.decisions.quality import complete
 from governance.decisions.store import DecisionStore
 from governance.errors import ConfigError, GovernanceError
 from governance.ledger import chain
@@ -89,7 +98,13 @@ class CheckGuardrails(Params):
     agent: Agent | None = None
 
 
+AgentId = Annotated[str, Field(min_length=1, max_length=200,
+                                description="the agent the caller declares itself to be "
+                                            "(recorded as declared)")]
+
+
 class PreAction(Params):
+    agent_id: AgentId | None = None
     action: Action
     options: Options | None = None
     agent: Agent | None = None
@@ -146,6 +161,115 @@ class GetSessionContext(Params):
     agent: Agent | None = None
 
 
+class Result(BaseModel):
+    """An answer's model (the OpenAPI description's result schemas; a test validates real answers
+    against them, so a field added to an answer without its model fails)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Verdict(Result):
+    guardrailId: str
+    name: str = Field(description="human-readable")
+    message: str
+    severity: Literal["block", "warn"]
+    suggestion: str
+
+
+class CheckGuardrailsResult(Result):
+    allowed: bool
+    violations: list[Verdict]
+    warnings: list[Verdict] = Field(description="never block")
+    evaluated: int
+    evaluatedAt: str = Field(description="ISO 8601, UTC")
+    agent: str = Field(description="the responding agent (settings.agent_name)")
+    requesting_agent: str = Field(description="added: the agent the caller declared, else its "
+                                              "credential")
+
+
+class RelevantDecision(Result):
+    id: str
+    decision: str
+    outcome: str = Field(description="success, partial, failure, abandoned or unreviewed")
+    date: str = Field(description="YYYY-MM-DD")
+    pattern: str
+    confidence: float
+    similarity: float
+    recorded_at: str | None = Field(description="added: the full ISO 8601 time")
+
+
+class GuardrailResult(Result):
+    name: str = Field(description="the guardrail's id, as printed")
+    status: Literal["pass", "warn", "block"]
+    message: str | None = Field(description="null when it passed")
+    guardrailId: str = Field(description="added")
+    title: str = Field(description="added: human-readable name")
+    suggestion: str | None = Field(description="added")
+
+
+class CalibrationContext(Result):
+    category_accuracy: float | None
+    category_brier: float | None
+    confidence_tendency: str
+    suggestion: str
+    category: str = Field(description="added")
+    sample_size: int = Field(description="added")
+
+
+class BlockReason(Result):
+    guardrail: str
+    message: str
+    suggestion: str
+
+
+class PatternCount(Result):
+    pattern: str
+    decisions: int
+    confirmed: int
+    failed: int
+
+
+class Quality(Result):
+    rule: Literal["derive", "strict"]
+    derived: dict[str, Any] = Field(description="the fields filled in: tags, pattern")
+    pattern_from: str | None = Field(description="the confirmed decision the pattern came from")
+    missing: list[str]
+    hint: str | None
+
+
+class PreActionResult(Result):
+    allowed: bool
+    decision_id: str | None = Field(description="null when nothing was recorded")
+    relevant_decisions: list[RelevantDecision]
+    guardrail_results: list[GuardrailResult]
+    calibration_context: CalibrationContext | None = Field(
+        description="null only after an internal error")
+    patterns_summary: list[str] | None = Field(
+        default=None, description="'<pattern> (N confirmations)'; absent when include_patterns "
+                                  "is false")
+    block_reasons: list[BlockReason] = Field(description="empty when allowed")
+    violations: list[Verdict] = Field(description="added: as cstp.checkGuardrails")
+    warnings: list[str] = Field(description="added: the warnings' messages")
+    evaluated: int = Field(description="added")
+    evaluatedAt: str = Field(description="added: ISO 8601, UTC")
+    fail_mode: Literal["open", "closed"] = Field(description="added: the deployment's mode")
+    decided_by: Literal["guardrails", "fail_mode"] = Field(
+        description="added: whether a guardrail decided, or the fail mode (a warning or an "
+                    "internal error)")
+    patterns: list[PatternCount] | None = Field(default=None, description="added")
+    quality: Quality | None = Field(default=None, description="added: when recorded")
+    internal_error: str | None = Field(default=None, description="added: when governance "
+                                                                  "could not evaluate")
+    agent: str = Field(description="added: the responding agent")
+    requesting_agent: str = Field(description="added: the declared agent, else the credential")
+
+
+RESULTS: dict[str, type[Result]] = {
+    "cstp.checkGuardrails": CheckGuardrailsResult,
+    "cstp.preAction": PreActionResult,
+}
+
+
 PARAMS: dict[str, type[Params]] = {
     "cstp.preAction": PreAction,
     "cstp.checkGuardrails": CheckGuardrails,
@@ -157,12 +281,37 @@ PARAMS: dict[str, type[Params]] = {
 }
 
 
-def caller(call: Call, token: str) -> str:
-    """The requesting agent: ``params.agent.id``, else a name derived from the bearer token."""
-    agent = call.params.get("agent")
-    if isinstance(agent, dict) and isinstance(agent.get("id"), str) and agent["id"].strip():
-        return str(agent["id"]).strip()[:200]
-    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+@dataclass(frozen=True)
+class Identity:
+    """Who calls: the agent it declares (None when it declares none) and its credential (the
+    bearer token's identity, or the peer address when there is no token)."""
+
+    declared: str | None
+    credential: str
+
+    @property
+    def agent(self) -> str:
+        """The agent to record: the declared one, else the credential."""
+        return self.declared or self.credential
+
+
+def credential_key(token: str | None, peer: Any = None) -> str:
+    """What the rate limit keys on: ``bearer:<sha256 prefix>`` for a bearer token (one key for the
+    single-token server), else ``peer:<address>`` (``peer:unix`` on a unix socket)."""
+    if token:
+        return "bearer:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+    if isinstance(peer, list | tuple) and peer and peer[0]:
+        return f"peer:{peer[0]}"
+    return "peer:unix"
+
+
+def declared_agent(params: dict[str, Any]) -> str | None:
+    """The agent the params declare: ``agent_id`` (preAction), else ``agent.id``."""
+    for value in (params.get("agent_id"), (params.get("agent") or {}).get("id")
+                  if isinstance(params.get("agent"), dict) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:200]
+    return None
 
 
 def _invalid(exc: ValidationError) -> RpcError:
@@ -184,7 +333,7 @@ class Service:
     def __init__(self, project: str, limiter: RateLimiter) -> None:
         self.project = project
         self.limiter = limiter
-        self.methods: dict[str, Callable[[Any, str], dict[str, Any]]] = {
+        self.methods: dict[str, Callable[[Any, Identity], dict[str, Any]]] = {
             "cstp.preAction": self.pre_action,
             "cstp.checkGuardrails": self.check_guardrails,
             "cstp.queryDecisions": self.query_decisions,
@@ -194,16 +343,27 @@ class Service:
             "cstp.getSessionContext": self.get_session_context,
         }
 
+    def name(self) -> str:
+        """The responding agent's id: ``settings.agent_name`` in guardrails.yaml, else the
+        server's name."""
+        try:
+            return str(load_compiled(self.project)["settings"].get("agent_name") or SERVER_NAME)
+        except GovernanceError:
+            return SERVER_NAME
+
     # -- the call ------------------------------------------------------------------------------
-    def run(self, call: Call, agent: str) -> dict[str, Any]:
-        """Answer one call (raises :class:`RpcError`); audit it either way."""
-        audit: dict[str, Any] = {"event": "CSTP", "method": call.method[:100], "agent": agent,
+    def run(self, call: Call, credential: str) -> dict[str, Any]:
+        """Answer one call (raises :class:`RpcError`); audit it either way. The rate limit keys
+        on ``credential``; the declared agent is recorded as declared."""
+        who = Identity(declared_agent(call.params), credential)
+        audit: dict[str, Any] = {"event": "CSTP", "method": call.method[:100], "agent": who.agent,
+                                 "declared_agent": who.declared, "credential": who.credential,
                                  "rpc_id": str(call.id)[:100] if call.id is not None else None}
         started = time.perf_counter()
         try:
-            wait = self.limiter.take(agent)
+            wait = self.limiter.take(who.credential)
             if wait:
-                raise RpcError(RATE_LIMITED, f"too many calls from agent {agent!r}; retry in "
+                raise RpcError(RATE_LIMITED, f"too many calls with this credential; retry in "
                                              f"{wait:.2f} s", {"retryAfter": round(wait, 3)})
             method = self.methods.get(call.method)
             if method is None:
@@ -216,7 +376,7 @@ class Service:
             action = getattr(params, "action", None)
             if isinstance(action, Action):
                 audit["action"] = action.description[:300]
-            result = method(params, agent)
+            result = method(params, who)
             for key in ("allowed", "evaluated"):
                 if key in result:
                     audit[key] = result[key]
@@ -228,7 +388,10 @@ class Service:
             raise
         except DecisionInputError as exc:
             audit["error"] = INVALID_PARAMS
-            raise RpcError(INVALID_PARAMS, exc.render()) from None
+            field = exc.key or "params"
+            raise RpcError(INVALID_PARAMS, f"{field}: {exc.message}"
+                           + (f" Fix: {exc.fix}" if exc.fix else ""),
+                           [{"field": field, "message": exc.message}]) from None
         except GovernanceError as exc:
             audit["error"] = INTERNAL_ERROR
             raise RpcError(INTERNAL_ERROR, exc.render()) from None
@@ -243,34 +406,29 @@ class Service:
                 pass   # the answer stands; errors.log has the ledger's own complaint
 
     # -- methods -------------------------------------------------------------------------------
-    def check_guardrails(self, params: CheckGuardrails, agent: str) -> dict[str, Any]:
-        action = {**_action(params.action), **current_state(self.project), "agent_id": agent}
+    def check_guardrails(self, params: CheckGuardrails, who: Identity) -> dict[str, Any]:
+        action = {**_action(params.action), **current_state(self.project),
+                  "agent_id": who.agent}
         action.setdefault("stakes", "medium")
         try:
-            verdict = check_guardrails(action, self.project, agent, ledger=False)
+            verdict = check_guardrails(action, self.project, who.agent, audit={
+                "method": "cstp.checkGuardrails", "credential": who.credential})
         except ConfigError as exc:
             raise RpcError(GUARDRAIL_EVAL_FAILED, exc.render()) from None
         return {"allowed": verdict["allowed"], "violations": verdict["violations"],
                 "warnings": verdict["warnings"], "evaluated": verdict["evaluated"],
-                "evaluatedAt": verdict["evaluatedAt"], "agent": agent}
+                "evaluatedAt": verdict["evaluatedAt"], "agent": self.name(),
+                "requesting_agent": who.agent}
 
-    def pre_action(self, params: PreAction, agent: str) -> dict[str, Any]:
+    def pre_action(self, params: PreAction, who: Identity) -> dict[str, Any]:
         options = params.options.model_dump() if params.options else None
-        result = pre_action(self.project, agent, _action(params.action), options)
-        if result.get("internal_error") and not result["allowed"]:
-            raise RpcError(GUARDRAIL_EVAL_FAILED, result["internal_error"],
-                           {"block_reasons": result.get("block_reasons", [])})
-        violations = [{"guardrailId": r["guardrailId"], "name": r["name"],
-                       "message": r["message"], "severity": r["status"],
-                       "suggestion": r["suggestion"]}
-                      for r in result.get("guardrail_results", []) if r["status"] == "block"]
-        return {**result, "violations": violations,
-                "evaluated": len(result.get("guardrail_results", [])), "agent": agent}
+        result = pre_action(self.project, who.agent, _action(params.action), options)
+        return {**result, "agent": self.name(), "requesting_agent": who.agent}
 
     def _store(self) -> DecisionStore:
         return DecisionStore.for_project(self.project)
 
-    def query_decisions(self, params: QueryDecisions, agent: str) -> dict[str, Any]:
+    def query_decisions(self, params: QueryDecisions, who: Identity) -> dict[str, Any]:
         started = time.perf_counter()
         wanted = params.filters or Filters()
         ranking = params.ranking or ranking_mode(load_compiled(self.project)["settings"])
@@ -286,9 +444,9 @@ class Service:
             store.close()
         return {"decisions": found, "total": len(found), "query": params.query,
                 "queryTimeMs": round((time.perf_counter() - started) * 1000, 3),
-                "agent": agent}
+                "agent": who.agent}
 
-    def record_decision(self, params: RecordDecision, agent: str) -> dict[str, Any]:
+    def record_decision(self, params: RecordDecision, who: Identity) -> dict[str, Any]:
         settings = load_compiled(self.project)["settings"]
         context = params.context
         raw = {"description": params.decision, "category": params.category,
@@ -297,33 +455,35 @@ class Service:
                            for r in params.reasons],
                "tags": params.tags, "pattern": params.pattern or "",
                "context": {"note": context} if isinstance(context, str) else context or {}}
-        clean = fields.action(raw, require_tags=settings["require_tags"],
-                              require_pattern=settings["require_pattern"])
+        clean = fields.action(raw, require_tags=False, require_pattern=False)
         store = self._store()
         try:
-            recorded = store.record(clean, agent, current_state(self.project))
+            filled, quality = complete(clean, settings, store, key=None)
+            recorded = store.record(filled, who.agent, current_state(self.project))
         finally:
             store.close()
-        return {"success": True, "id": recorded["id"], "decision": recorded, "agent": agent}
+        return {"success": True, "id": recorded["id"], "decision": recorded,
+                "quality": quality, "agent": who.agent}
 
-    def review_decision(self, params: ReviewDecision, agent: str) -> dict[str, Any]:
+    def review_decision(self, params: ReviewDecision, who: Identity) -> dict[str, Any]:
         store = self._store()
         try:
             reviewed = store.review(params.id, params.outcome, params.note)
         finally:
             store.close()
         return {"success": True, "id": params.id, "outcome": params.outcome,
-                "decision": reviewed, "agent": agent}
+                "decision": reviewed, "agent": who.agent}
 
-    def get_calibration(self, params: GetCalibration, agent: str) -> dict[str, Any]:
+    def get_calibration(self, params: GetCalibration, who: Identity) -> dict[str, Any]:
         store = self._store()
         try:
-            report = calibration_report(store.reviewed(agent, params.category), params.category)
+            report = calibration_report(store.reviewed(who.agent, params.category),
+                                        params.category)
         finally:
             store.close()
-        return {**report, "agent": agent}
+        return {**report, "agent": who.agent}
 
-    def get_session_context(self, params: GetSessionContext, agent: str) -> dict[str, Any]:
+    def get_session_context(self, params: GetSessionContext, who: Identity) -> dict[str, Any]:
         """What an agent should know when it starts: the cycle state, its calibration, the
         recent decisions and the guardrails in force."""
         try:
@@ -332,7 +492,7 @@ class Service:
             raise RpcError(GUARDRAIL_EVAL_FAILED, exc.render()) from None
         store = self._store()
         try:
-            report = calibration_report(store.reviewed(agent))
+            report = calibration_report(store.reviewed(who.agent))
             recent = store.query(None, limit=params.recent) if params.recent else []
             total = store.count()
         finally:
@@ -342,7 +502,7 @@ class Service:
                        "scope": {k: list(r[k]) for k in ("categories", "states", "primitives")
                                  if r[k]}}
                       for r in compiled["rules"]]
-        return {"agent": agent, "project": os.path.basename(self.project),
+        return {"agent": who.agent, "project": os.path.basename(self.project),
                 "state": current_state(self.project), "calibration": report,
                 "recentDecisions": recent, "decisionCount": total,
                 "activeGuardrails": guardrails, "evaluatedAt": timestamp()}

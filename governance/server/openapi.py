@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from governance.server.cstp import PARAMS
+from governance.server.cstp import PARAMS, RESULTS
 from governance.server.hooks import HOOKS
 from governance.server.protocol import MAX_BATCH, MESSAGES
 
@@ -26,7 +26,8 @@ def _error(description: str) -> dict[str, Any]:
 
 
 def _schemas() -> dict[str, Any]:
-    _, found = models_json_schema([(model, "validation") for model in PARAMS.values()],
+    _, found = models_json_schema([(model, "validation") for model in PARAMS.values()]
+                                  + [(model, "serialization") for model in RESULTS.values()],
                                   ref_template=REF)
     schemas: dict[str, Any] = dict(found.get("$defs", {}))
     calls = []
@@ -41,6 +42,11 @@ def _schemas() -> dict[str, Any]:
                                   "description": "absent for a notification"}}}
         calls.append({"$ref": REF.format(model=name)})
     schemas["Request"] = {"oneOf": calls}
+    schemas["Results"] = {
+        "description": "The result of each method that has a model, by method name.",
+        "type": "object",
+        "properties": {method: {"$ref": REF.format(model=model.__name__)}
+                       for method, model in RESULTS.items()}}
     schemas["Response"] = {
         "type": "object", "required": ["jsonrpc", "id"],
         "properties": {

@@ -3,6 +3,11 @@ the standard error codes and CSTP's own.
 
 :func:`answer` takes a request body and a function that runs one call; it returns the response
 body, or None when nothing is to be sent back (only notifications).
+
+The CSTP documents print requests in a short form, ``{"method": ..., "params": ...}``, without
+``jsonrpc`` and ``id``. Such a request (no ``jsonrpc`` member at all) is answered as a call, with
+its ``id`` when it has one and ``null`` otherwise; a request that says ``"jsonrpc": "2.0"`` and has
+no ``id`` is a notification, as JSON-RPC 2.0 says, and any other ``jsonrpc`` value is refused.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ def _call(item: Any) -> Call | dict[str, Any]:
     if "id" in item and (isinstance(request_id, bool)
                          or not isinstance(request_id, str | int | float | type(None))):
         return error(INVALID_REQUEST, "id must be a string, a number or null")
-    if item.get("jsonrpc") != "2.0":
+    short = "jsonrpc" not in item   # the documents' printed form: a call, answered
+    if not short and item.get("jsonrpc") != "2.0":
         return error(INVALID_REQUEST, 'jsonrpc must be "2.0"', request_id=request_id)
     method = item.get("method")
     if not isinstance(method, str) or not method:
@@ -77,7 +83,7 @@ def _call(item: Any) -> Call | dict[str, Any]:
     if not isinstance(params, dict):
         return error(INVALID_PARAMS, "params must be an object (CSTP methods take named params)",
                      request_id=request_id)
-    return Call(method, params, request_id, "id" not in item)
+    return Call(method, params, request_id, "id" not in item and not short)
 
 
 def _run(call: Call, run: Callable[[Call], Any]) -> dict[str, Any] | None:

@@ -1,8 +1,9 @@
-"""Per-agent rate limits for CSTP calls: a token bucket per requesting agent (the request's
-``agent.id``, else its bearer token), refilled continuously.
+"""Rate limits for CSTP calls: a token bucket per credential (the bearer token's identity, or
+the peer address when there is no token; never the agent a call declares, which a caller can vary
+at will), refilled continuously.
 
 The server is one process, so the buckets live in it; the table is bounded (the least recently
-seen agents are dropped first), so agent ids made up per request cannot grow memory.
+seen keys are dropped first), so many peers cannot grow memory.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def take(self, agent: str) -> float:
-        """0.0 when ``agent`` may make a call now (one token is spent); otherwise the seconds
-        until it may."""
+        """0.0 when the caller keyed ``agent`` (its credential) may make a call now (one token is
+        spent); otherwise the seconds until it may."""
         if self.rate <= 0:
             return 0.0
         now = float(self._clock())

@@ -40,14 +40,14 @@ def test_pre_action_round_trip(project: Path) -> None:
     blocked = governance(project, "pre-action", "--json", "-", stdin=json.dumps(
         {"action": {**ACTION, "stakes": "high", "confidence": 0.2}}))
     assert blocked.returncode == 3
-    assert "decision_id" not in as_json(blocked)
+    assert as_json(blocked)["decision_id"] is None
 
     path = project / "request.json"
     path.write_text(json.dumps({"action": {**ACTION, "description": "Cache prices in Redis"},
                                 "options": {"auto_record": False}}))
     again = as_json(governance(project, "pre-action", "--json", str(path)))
     assert again["relevant_decisions"][0]["id"] == recorded
-    assert "decision_id" not in again
+    assert again["decision_id"] is None
 
 
 def test_pre_action_bad_input(project: Path) -> None:
@@ -106,3 +106,26 @@ def test_guardrails_commands(project: Path,
     assert broken.returncode == 2
     assert str(path) in broken.stderr
     assert "guardrails[0] (id broken).condition.>" in broken.stderr
+
+
+def test_doctor_shows_the_fail_mode_and_the_quality_rule(
+        project: Path, write_override: Callable[[Path, str], Path]) -> None:
+    opened = governance(project, "doctor").stdout
+    assert "ok    pre_action is fail-open (a guardrail warning or an evaluation failure warns " \
+           "and allows; guardrails.yaml settings.fail_mode)" in opened
+    assert "quality rule derives missing tags and pattern" in opened
+    write_override(project, "settings: {fail_mode: closed, require_pattern: true}\n")
+    closed = governance(project, "doctor").stdout
+    assert "ok    pre_action is fail-closed (a guardrail warning or an evaluation failure " \
+           "blocks" in closed and "refuses a decision without pattern" in closed
+    write_override(project, "settings: {fail_mode: closed}\nguardrails: [{id: x}]\n")
+    broken = governance(project, "doctor").stdout
+    assert "FAIL  guardrails do not validate, so pre_action runs fail-closed" in broken
+
+
+def test_a_recorded_decision_without_tags_gets_them_derived(project: Path) -> None:
+    path = project / "decision.json"
+    path.write_text(json.dumps({**ACTION, "tags": [], "pattern": ""}))
+    recorded = as_json(governance(project, "decisions", "record", "--json", str(path)))
+    assert recorded["tags"] == recorded["quality"]["derived"]["tags"]
+    assert recorded["tags"][0] == "architecture" and "redis" in recorded["tags"]

@@ -49,8 +49,9 @@ def test_defaults_hold_the_documents_examples(project: Path) -> None:
     assert ids == ["no-high-stakes-low-confidence", "no-production-without-review",
                    "prefer-staged-rollout"]
     assert compiled["tool_rules"] == []
-    assert compiled["settings"] == {"fail_mode": "open", "require_tags": True,
-                                    "require_pattern": True, "ranking": "keyword"}
+    assert compiled["settings"] == {"fail_mode": "open", "require_tags": False,
+                                    "require_pattern": False, "ranking": "keyword",
+                                    "agent_name": "claude-governance"}
 
 
 @pytest.mark.parametrize(("action", "blocked", "warned"), [
@@ -75,16 +76,19 @@ def test_check_guardrails_verdicts(project: Path, action: dict[str, object],
         assert set(item) == {"guardrailId", "name", "message", "severity", "suggestion"}
 
 
-def test_every_check_is_written_to_the_ledger(project: Path) -> None:
-    check_guardrails({"stakes": "high", "confidence": 0.1}, str(project), "agent-9")
+def test_every_check_is_written_to_the_ledger_in_the_seeds_audit_format(project: Path) -> None:
+    check_guardrails({"description": "Ship it", "stakes": "high", "confidence": 0.1},
+                     str(project), "agent-9")
     ledger = project / ".claude" / "governance" / "ledger.jsonl"
     if not ledger.exists():
         pytest.skip("the ledger module is not installed")
     records = [json.loads(line) for line in ledger.read_text().splitlines()]
     last = records[-1]
-    assert last["event"] == "GuardrailCheck" and last["agent"] == "agent-9"
-    assert last["allowed"] is False
+    # the seed's format: timestamp, event, requesting_agent, action, allowed, violations, evaluated
+    assert last["event"] == "guardrail_check" and last["requesting_agent"] == "agent-9"
+    assert last["action"] == "Ship it" and last["allowed"] is False
     assert last["violations"] == ["no-high-stakes-low-confidence"] and last["warnings"] == []
+    assert last["evaluated"] == 3 and last["timestamp"].endswith("Z")
 
 
 def test_override_adds_replaces_and_disables(project: Path, write_override: Writer) -> None:
@@ -248,4 +252,5 @@ def test_each_file_changes_only_the_settings_it_writes(tmp_path: Path) -> None:
     ]
     compiled = compile_sources(sources, "key")
     assert compiled["settings"] == {"fail_mode": "closed", "require_tags": False,
-                                    "require_pattern": False, "ranking": "hybrid"}
+                                    "require_pattern": False, "ranking": "hybrid",
+                                    "agent_name": "claude-governance"}

@@ -70,8 +70,9 @@ def test_every_tool_over_stdio(tmp_path: Path) -> None:
     assert set(seen["tools"]) >= {"pre_action", "check_guardrails", "record_decision",
                                   "review_decision", "query_decisions", "get_calibration"}
     schema = seen["tools"]["pre_action"].input_schema
-    assert "pre_action" in seen["tools"]["pre_action"].description.lower() or \
-        "before every significant choice" in seen["tools"]["pre_action"].description.lower()
+    assert seen["tools"]["pre_action"].description.startswith(
+        "Check if an action is safe and informed before executing.")
+    assert "BEFORE making any significant choice" in seen["tools"]["pre_action"].description
     flat = json.dumps(schema)
     for word in ("architecture", "security", "critical", "auto_record", "pattern", "reasons"):
         assert word in flat
@@ -86,13 +87,14 @@ def test_every_tool_over_stdio(tmp_path: Path) -> None:
     assert pre["relevant_decisions"][0]["id"] == seen["recorded"]["id"]
     assert pre["relevant_decisions"][0]["outcome"] == "success"
     assert 0 < pre["relevant_decisions"][0]["similarity"] <= 1
-    assert pre["patterns_summary"][0] == {"pattern": "expand-contract migration",
-                                          "decisions": 1, "confirmed": 1, "failed": 0}
+    assert pre["patterns_summary"][0] == "expand-contract migration (1 confirmation)"
+    assert pre["patterns"][0] == {"pattern": "expand-contract migration",
+                                  "decisions": 1, "confirmed": 1, "failed": 0}
     assert pre["calibration_context"]["sample_size"] == 1
 
     blocked = seen["blocked"]
-    assert blocked["allowed"] is False and "decision_id" not in blocked
-    assert any("confidence below 0.5" in reason for reason in blocked["block_reasons"])
+    assert blocked["allowed"] is False and blocked["decision_id"] is None
+    assert any("confidence below 0.5" in reason["message"] for reason in blocked["block_reasons"])
 
     guard = seen["guard"]
     assert guard["allowed"] is True and guard["warnings"][0]["guardrailId"] == \

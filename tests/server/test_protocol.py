@@ -41,8 +41,8 @@ def test_json_nested_too_deep_is_a_parse_error_not_a_crash() -> None:
 
 
 @pytest.mark.parametrize("request_body", [
-    {"method": "echo", "id": 1},                               # no jsonrpc
     {"jsonrpc": "1.0", "method": "echo", "id": 1},
+    {"jsonrpc": None, "method": "echo", "id": 1},
     {"jsonrpc": "2.0", "id": 1},                               # no method
     {"jsonrpc": "2.0", "method": 5, "id": 1},
     {"jsonrpc": "2.0", "method": "echo", "id": {"x": 1}},      # id of the wrong kind
@@ -52,6 +52,15 @@ def test_json_nested_too_deep_is_a_parse_error_not_a_crash() -> None:
 def test_invalid_requests_are_32600(request_body: Any) -> None:
     got = answer(request_body)
     assert got["error"]["code"] == -32600
+
+
+def test_the_documents_short_form_is_answered_as_a_call() -> None:
+    """The CSTP documents print ``{"method": ..., "params": ...}`` without jsonrpc and id."""
+    assert answer({"method": "echo", "params": {"a": 1}}) == {
+        "jsonrpc": "2.0", "result": {"params": {"a": 1}}, "id": None}
+    assert answer({"method": "echo", "id": 5})["id"] == 5
+    assert answer([{"method": "echo"}, {"jsonrpc": "2.0", "method": "echo"}]) == [
+        {"jsonrpc": "2.0", "result": {"params": {}}, "id": None}]   # the second: a notification
 
 
 def test_positional_params_are_invalid_params() -> None:
