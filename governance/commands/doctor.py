@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     _ledger(project, report)
     _sops(project, report)
     _git_ignores(project, report)
+    _decisions(project, report)
     commands = settings.our_commands(data or {})
     broken_where = {item.where for item in gone}
     if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
@@ -98,6 +99,17 @@ def run(args: argparse.Namespace) -> int:
         _fence(project, matrix)
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
+
+
+def _decisions(project: str, report: Report) -> None:
+    """The decision settings in force: fail-open or fail-closed, and the quality rule."""
+    from governance.decisions.pre_action import deployment_summary
+
+    ok, what, fix = deployment_summary(project)
+    if ok:
+        report.ok(what)
+    else:
+        report.bad(what, fix)
 
 
 def _git_ignores(project: str, report: Report) -> None:
@@ -133,6 +145,10 @@ def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
         report.bad(f"the sandbox settings cannot be checked: {exc.render()}",
                    "repair the file named, then run `governance sandbox on`")
         return
+    from governance.sandbox.protection import EVIDENT, level
+
+    reached = level(found)
+    (report.note if reached.name == EVIDENT else report.ok)(f"protection level: {reached.line()}")
     if not found["governed"]:
         where = "it can start here" if found["can_start"] else f"it cannot start here: " \
             f"{found['why_not']}"
@@ -205,6 +221,14 @@ def _registration(project: str, report: Report, gone: list[Broken]) -> None:
         report.bad(f"the {item.where} runs {item.missing}, which is gone, so it cannot run "
                    f"(command: {item.command})",
                    f"governance install --repair --project {project}")
+    from governance.install.registration import exposed
+
+    for found_exposed in exposed(project, data):   # written by an earlier version
+        if found_exposed.where not in missing:
+            report.bad(f"the {found_exposed.where} starts python without -I, so a governance/ "
+                       "folder, sitecustomize.py or PYTHONPATH in the project would run in place "
+                       f"of governance (command: {found_exposed.command})",
+                       f"governance install --repair --project {project}")
 
 
 def _matrix(project: str, report: Report) -> dict[str, object] | None:
@@ -254,6 +278,22 @@ def _ledger(project: str, report: Report) -> None:
     except OSError as exc:
         report.bad(f"cannot write in {folder} ({exc.strerror}): decisions cannot be recorded",
                    "make the folder writable by the user who runs Claude Code")
+    _anchor(folder, report)
+
+
+def _anchor(folder: str, report: Report) -> None:
+    """The ledger against its anchors outside the project (cheap: the few records they name)."""
+    from governance.ledger.witness import FIX, check
+
+    for found in check(folder):
+        if found.failed:
+            report.bad(found.line(), FIX)
+        elif found.state == "none":
+            report.note(found.line())
+        else:
+            report.ok(found.line())
+        for note in found.notes:
+            report.note(note)
 
 
 def _server(project: str, url: str, report: Report) -> None:

@@ -3,7 +3,9 @@
 Sources: the packaged ``guardrails.yaml`` (``config/`` in a checkout) and the project override
 ``<project>/.claude/governance/guardrails.yaml``. Both are validated and merged by
 :mod:`governance.decisions.guardrail_schema` (yaml + pydantic) only when their bytes change; the result is
-kept in ``<governance_dir>/.cache/guardrails.marshal`` keyed by the sha256 of the sources.
+kept in ``<governance_dir>/.cache/guardrails.marshal`` keyed by the sha256 of the sources; the
+cache and its memo are bound to the seal (``governance.policy.derived``), so a rewritten one is
+not used.
 
 Hot path: :func:`evaluate_tool_call` runs inside the PreToolUse hook. This module imports only
 ``marshal``, ``os``, ``time`` and our small modules; with no tool-call guardrail configured a call
@@ -17,17 +19,14 @@ import marshal
 import os
 import time
 
+from governance.policy import seal
 from governance.project import (
     GOVERNANCE_SUBDIR,
     GUARDRAILS_MEMO,
-    cache_file,
     default_guardrails_path,
     override_guardrails_path,
     read_bytes,
-    recall,
-    remember,
     signature,
-    temp_path,
 )
 
 TYPE_CHECKING = False
@@ -51,10 +50,11 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _cached(cache_path: str, key: str) -> dict[str, Any] | None:
+def _cached(project_dir: str, record: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    data = seal.derived_bytes(project_dir, CACHE_NAME, record)
     try:
-        cached = marshal.loads(read_bytes(cache_path))
-    except (OSError, ValueError, EOFError, TypeError):
+        cached = marshal.loads(data) if data is not None else None
+    except (ValueError, EOFError, TypeError):
         return None
     return cached if isinstance(cached, dict) and cached.get("key") == key else None
 
@@ -68,13 +68,12 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     guardrails these sources hold, so a PreToolUse hook with none skips this module entirely."""
     default_path = default_guardrails_path()
     override_path = override_guardrails_path(project_dir)
-    memo_path = cache_file(project_dir, GUARDRAILS_MEMO)
-    cache_path = cache_file(project_dir, CACHE_NAME)
+    record = seal.read(project_dir)
     seen = signature((default_path, override_path))
-    known = recall(memo_path, seen)
+    known = seal.recall_derived(project_dir, GUARDRAILS_MEMO, seen, record)
     if isinstance(known, dict) and isinstance(known.get("key"), str):
         memo_key = f"{project_dir}\0{known['key']}"
-        compiled = _MEMO.get(memo_key) or _cached(cache_path, known["key"])
+        compiled = _MEMO.get(memo_key) or _cached(project_dir, record, known["key"])
         if compiled is not None:
             _MEMO[memo_key] = compiled
             return compiled
@@ -86,16 +85,20 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
         digest.update(data or b"")
     key = digest.hexdigest()
     memo_key = f"{project_dir}\0{key}"
-    compiled = _MEMO.get(memo_key) or _cached(cache_path, key)
+    compiled = _MEMO.get(memo_key) or _cached(project_dir, record, key)
     if compiled is None:
-        compiled = _compile(project_dir, cache_path, key, (default_path, default_data),
+        compiled = _compile(project_dir, key, (default_path, default_data),
                             (override_path, override_data))
     _MEMO[memo_key] = compiled
-    remember(memo_path, seen, {"key": key, "tool_rules": len(compiled["tool_rules"])})
+    value = {"key": key, "tool_rules": len(compiled["tool_rules"])}
+    if known != value:
+        from governance.policy import derived
+
+        derived.remember(project_dir, GUARDRAILS_MEMO, seen, value)
     return compiled
 
 
-def _compile(project_dir: str, cache_path: str, key: str, default: tuple[str, bytes | None],
+def _compile(project_dir: str, key: str, default: tuple[str, bytes | None],
              override: tuple[str, bytes | None]) -> dict[str, Any]:
     """Validate and merge the sources (yaml + pydantic), then store the result in the cache."""
     from governance.project import require_config_libraries
@@ -104,14 +107,9 @@ def _compile(project_dir: str, cache_path: str, key: str, default: tuple[str, by
     from governance.decisions.guardrail_schema import compile_sources
 
     compiled = compile_sources([default, override], key)
-    try:
-        os.makedirs(os.path.dirname(cache_path), mode=0o700, exist_ok=True)
-        temp = temp_path(cache_path)
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-            handle.write(marshal.dumps(compiled))
-        os.replace(temp, cache_path)
-    except OSError:
-        pass  # a read-only project still works, it only recompiles each time
+    from governance.policy import derived
+
+    derived.store(project_dir, {CACHE_NAME: marshal.dumps(compiled)})  # read-only: none kept
     return compiled
 
 
@@ -162,10 +160,12 @@ def timestamp(seconds: float | None = None) -> str:
 
 
 def check_guardrails(action: dict[str, Any], project_dir: str, agent_id: str | None = None, *,
-                     ledger: bool = True) -> dict[str, Any]:
+                     ledger: bool = True, audit: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a decision ``action`` (category, stakes, confidence, context, ...) against every
-    guardrail; write the verdict to the ledger with the requesting agent. ``passed`` lists the
-    guardrails in scope that held."""
+    guardrail; write the verdict to the ledger in the seed's audit format (``event:
+    guardrail_check``, ``timestamp``, ``requesting_agent``, ``action``, ``allowed``,
+    ``violations``, ``evaluated``; ``audit`` adds fields such as the credential). ``passed``
+    lists the guardrails in scope that held."""
     compiled = load_compiled(project_dir)
     violated, passed = evaluate_rules(compiled["rules"], action)
     violations = [item for item in violated if item["severity"] == "block"]
@@ -175,10 +175,13 @@ def check_guardrails(action: dict[str, Any], project_dir: str, agent_id: str | N
               "evaluatedAt": timestamp()}
     if ledger:
         write_ledger(project_dir, {
-            "event": "GuardrailCheck", "agent": agent_id, "allowed": result["allowed"],
+            "event": "guardrail_check", "timestamp": result["evaluatedAt"],
+            "requesting_agent": agent_id, "action": action.get("description"),
+            "allowed": result["allowed"],
             "violations": [item["guardrailId"] for item in violations],
+            "evaluated": result["evaluated"],
             "warnings": [item["guardrailId"] for item in warnings],
-            "category": action.get("category"), "description": action.get("description"),
+            "category": action.get("category"), **(audit or {}),
         })
     return result
 
