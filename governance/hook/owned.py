@@ -14,9 +14,9 @@ overrides it) and the user's ``~/.claude/settings.json``:
 - ``not``: no file sets the key to ``value`` (``disableAllHooks: true`` would switch every hook
   off).
 
-Hot path: the files' stat signature is looked up in a memo first
-(``record.settings_unchanged``, which the hook asks before it imports this module); only a changed
-file is parsed (``jsoncodec``). Repair (``json``, cold) merges the owned
+Hot path: the files' stat signature is looked up in a memo first (``seal.settings_unchanged``,
+which the hook asks before it imports this module; the memo is bound to the seal like every
+derived file); only a changed file is parsed (``jsoncodec``). Repair (``json``, cold) merges the owned
 items back and leaves everything else as it was; a file that is not valid JSON is reported, never
 rewritten (the user may be in the middle of editing it).
 """
@@ -24,8 +24,8 @@ rewritten (the user may be in the middle of editing it).
 from __future__ import annotations
 
 from governance import jsoncodec
-from governance.policy.seal import settings_memo
-from governance.project import read_bytes, recall, remember, replace_file
+from governance.policy.seal import recall_derived, settings_memo
+from governance.project import read_bytes, replace_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -109,12 +109,14 @@ def check(project_dir: str, entry: dict[str, Any] | None) -> list[tuple[int, str
     owned)."""
     if not entry or not isinstance(entry.get("files"), list) or not entry.get("expect"):
         return []
-    memo, key = settings_memo(project_dir, entry)
-    if recall(memo, key) is True:
+    name, key = settings_memo(entry)
+    if recall_derived(project_dir, name, key) is True:
         return []
     found = problems(entry, [_load(str(path)) for path in entry["files"]])
     if not found:
-        remember(memo, key, True)
+        from governance.policy import derived
+
+        derived.remember(project_dir, name, key, True)
     return found
 
 

@@ -18,11 +18,10 @@ from governance.errors import GovernanceError, PayloadError
 from governance.hook import payload
 from governance.ledger import chain
 from governance.policy import matrix as matrix_module
-from governance.policy.seal import settings_unchanged
+from governance.policy.seal import changed, recall_derived, settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
     KNOWLEDGE_MEMO,
-    cache_file,
     default_guardrails_path,
     default_matrix_path,
     find_project,
@@ -31,7 +30,6 @@ from governance.project import (
     knowledge_sources,
     override_guardrails_path,
     override_matrix_path,
-    recall,
     signature,
 )
 
@@ -52,6 +50,7 @@ class Run:
         self.on_error = _arg(argv, "--on-error") or os.environ.get("GOVERNANCE_ON_ERROR") or ""
         self.project: str | None = None
         self.matrix: dict[str, Any] | None = None
+        self.tampered: list[str] = []      # derived files found rewritten (``_unaccepted``)
 
     @property
     def gov_dir(self) -> str | None:
@@ -159,7 +158,9 @@ def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
     """What changed without being accepted (``governance.policy.seal``): part -> what the user reads.
 
     The state and the matrix in force are already the accepted ones (``state``, ``matrix``);
-    with ``settings``, the settings governance owns are checked too and put back."""
+    with ``settings``, the settings governance owns are checked too and put back. ``derived``:
+    files governance builds that were found rewritten this call (``seal.changed``),
+    already built again from the accepted sources."""
     found: dict[str, str] = {}
     matrix = run.matrix or {}
     if matrix.get("unaccepted"):
@@ -168,7 +169,7 @@ def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
         found["state"] = view.note
     record = matrix.get("seal")
     entry = record.get("settings") if record else None
-    if settings and entry and not settings_unchanged(run.project or "", entry):
+    if settings and entry and not settings_unchanged(run.project or "", entry, record):
         from governance.hook import owned
 
         problems = owned.check(run.project or "", entry)
@@ -181,19 +182,26 @@ def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
                                  if written else "Governance could not put them back. ")
                 + "To change them, use `governance sandbox on|off` or `governance "
                   "install|uninstall` from a terminal.")
+    tampered = changed(run.project or "")
+    if tampered:
+        from governance.policy.derived import message
+
+        run.tampered = tampered
+        found["derived"] = message(run.project or "", tampered)
     return found
 
 
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
-def _apply_guardrails(project: str, data: dict[str, Any], decision: Any) -> None:
+def _apply_guardrails(project: str, data: dict[str, Any], decision: Any,
+                      record: dict[str, Any] | None) -> None:
     """Guardrails with tool-call conditions: a blocking one denies, a warning one warns.
 
     While the sources are as they were when last compiled and held no tool-call guardrail (the
     memo the guardrails module keeps says so), nothing is imported or read beyond two stats."""
     sources = (default_guardrails_path(), override_guardrails_path(project))
-    known = recall(cache_file(project, GUARDRAILS_MEMO), signature(sources))
+    known = recall_derived(project, GUARDRAILS_MEMO, signature(sources), record)
     if isinstance(known, dict) and known.get("tool_rules") == 0:
         return
     from governance.decisions.guardrails import evaluate_tool_call
@@ -303,13 +311,14 @@ def _consult_knowledge(run: Run, data: dict[str, Any], decision: Any) -> Any:
     decision: the user is told and ``errors.log`` has the details; fail-closed denies."""
     project = run.project or ""
     sources = signature(knowledge_sources(project))
-    known = recall(cache_file(project, KNOWLEDGE_MEMO), sources)
+    known = recall_derived(project, KNOWLEDGE_MEMO, sources, (run.matrix or {}).get("seal"))
     if isinstance(known, dict) and known.get("quiet"):
         return None       # no SOP, no memory, or the level is disabled: nothing to consult
     from governance.knowledge.lookup import Outcome, consult
 
     try:
-        looked = consult(project, data, decision, _build_knowledge_index, sources)
+        looked = consult(project, data, decision, _build_knowledge_index, sources,
+                         (run.matrix or {}).get("seal"))
         if looked is None:
             return None
         outcome, found, settings = looked
@@ -371,7 +380,7 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
         if settings.get("require_intent"):
             intent = _apply_intent(run.project or "", data, decision)
         if not decision.denies:
-            _apply_guardrails(run.project or "", data, decision)
+            _apply_guardrails(run.project or "", data, decision, layer.matrix.get("seal"))
         knowledge = None if decision.denies else _consult_knowledge(run, data, decision)
         state = decision.state.state
         reply = answer.pre_tool_use(decision, layer.blocked_primitives(state),
@@ -398,6 +407,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
             record["knowledge"] = knowledge.record
         if unaccepted:
             record["unaccepted"] = sorted(unaccepted)
+        if run.tampered:
+            record["tampered"] = run.tampered
         if intent:
             record["intent"] = intent.split(" ", 1)[0]
         record["map_rule"] = decision.map_rule
@@ -443,6 +454,8 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
         unaccepted = _unaccepted(run, view, settings=False)
         if unaccepted:
             record["unaccepted"] = sorted(unaccepted)
+        if run.tampered:
+            record["tampered"] = run.tampered
         if run.event == "PostToolUseFailure":
             record["outcome"] = "interrupted" if data.get("is_interrupt") else "failure"
             error = data.get("error")

@@ -12,14 +12,8 @@ from __future__ import annotations
 import os
 
 from governance.intent import scope, selection
-from governance.project import (
-    cache_file,
-    intents_path,
-    recall,
-    remember,
-    require_config_libraries,
-    signature,
-)
+from governance.policy import seal
+from governance.project import intents_path, require_config_libraries, signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,17 +26,19 @@ WRITING = ("file-write", "file-delete")
 
 
 def declared(project: str) -> list[dict[str, Any]]:
-    """The declared intents as plain dicts (from the memo; compiled on a change)."""
+    """The declared intents as plain dicts (from the memo, bound to the seal like every derived
+    file: ``governance.policy.derived``; compiled on a change)."""
     source = intents_path(project)
     seen = signature([source])
-    known = recall(cache_file(project, MEMO), seen)
+    known = seal.recall_derived(project, MEMO, seen)
     if isinstance(known, list):
         return known
     require_config_libraries("the intents file")   # a hook runs with -S: yaml is in the venv
     from governance.intent.spec import load
+    from governance.policy import derived
 
     intents = [i.as_json() for i in load(project)]
-    remember(cache_file(project, MEMO), seen, intents)
+    derived.remember(project, MEMO, seen, intents)
     return intents
 
 

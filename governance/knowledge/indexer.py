@@ -45,13 +45,11 @@ from typing import Any
 from governance.knowledge import lookup as index_module
 from governance.knowledge import settings as settings_module
 from governance.knowledge.lookup import Index, bucket_of, fnv, terms
+from governance.policy import derived
 from governance.project import (
     KNOWLEDGE_MEMO,
-    cache_file,
     ensure_dir,
     knowledge_sources,
-    remember,
-    replace_file,
     require_config_libraries,
     signature,
 )
@@ -67,7 +65,8 @@ GLOB_CHARS = "*?["
 
 
 def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
-    """The index file's bytes and a summary (counts, problems, time taken)."""
+    """The index file's bytes and a summary (counts, problems, time taken); writes nothing
+    (``rebuild`` stores the index)."""
     require_config_libraries("the knowledge configuration and SOPs")
     from governance.knowledge.memory import MemoryStore, decision_memories
     from governance.knowledge.sop import SECTIONS, load_all
@@ -140,8 +139,8 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     data = _layout(header, globs, keys, sop_records, memory_records)
     # a malformed SOP keeps the hook looking, so that the user is told (knowledge.notice)
     quiet = (header["empty"] and not problems) or compiled["level"] == "disabled"
-    remember(cache_file(project_dir, KNOWLEDGE_MEMO), everything, {"quiet": quiet})
-    summary = {"sops": len(sop_records), "memories": len(memory_records),
+    summary = {"quiet": quiet, "signature": everything,   # for the memo ``rebuild`` stores
+               "sops": len(sop_records), "memories": len(memory_records),
                "keys": len(keys), "common_terms": len(common), "problems": header["problems"],
                "bytes": len(data), "seconds": round(time.perf_counter() - started, 3)}
     return data, summary
@@ -285,10 +284,14 @@ def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:
         pass      # built all the same, and not stored
     with _Lock(target + ".lock"):
         data, summary = build(project_dir)
-        try:
-            replace_file(target, data)
-        except OSError as exc:
-            summary["not_stored"] = f"{target}: {exc.strerror}"
+        # the index and the memo of its sources, bound to the seal (``governance.policy.derived``)
+        stored = derived.store(project_dir, {
+            index_module.NAME: data,
+            KNOWLEDGE_MEMO: marshal.dumps({"signature": summary.pop("signature"),
+                                           "value": {"quiet": summary.pop("quiet")}})},
+            settle=(index_module.NAME,))
+        if not stored:
+            summary["not_stored"] = f"{target}: the folder or the seal cannot be written"
     try:
         os.unlink(target + ".building")
     except OSError:

@@ -15,6 +15,7 @@ import marshal
 import os
 import time
 
+from governance.policy import seal
 from governance.project import cache_file, knowledge_sources, package_root, signature
 
 TYPE_CHECKING = False
@@ -120,13 +121,18 @@ class Index:
         self.header = header
 
     @classmethod
-    def open(cls, path: str) -> Index | None:
-        """The index at ``path``, or None when it is missing or not in this format."""
+    def open(cls, project: str, record: dict[str, Any] | None) -> Index | None:
+        """The project's index, or None when it is missing, not in this format, or not what
+        governance recorded in the seal ``record`` when it built it (``policy.derived``; a
+        rewritten index is noted, and built again)."""
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path(project), os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return None
         try:
+            if not seal.derived_verified(project, NAME, fd, record):
+                os.close(fd)
+                return None
             head = os.pread(fd, FIRST_READ, 0)
             header = _header(head, lambda n: os.pread(fd, n, 0))
         except (OSError, EOFError, ValueError, TypeError):
@@ -409,14 +415,16 @@ class Outcome:
 
 
 def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
-            sources: object = None) -> tuple[Outcome, Found, dict[str, Any]] | None:
+            sources: object = None, sealed: dict[str, Any] | None = None
+            ) -> tuple[Outcome, Found, dict[str, Any]] | None:
     """What applies to a call the matrix lets through: the outcome to fill (``record`` holds the
     lookup's figures), what was found, and the settings; None when there is nothing to consult
     (no knowledge, level disabled). ``knowledge.enforcement`` makes the outcome of what was
     found; ``build`` rebuilds the index (``knowledge.indexer``) when the sources changed. SOPs
-    that do not parse are told to the user once per change (``knowledge.notice``)."""
+    that do not parse are told to the user once per change (``knowledge.notice``). ``sealed``
+    is the seal, when the caller has read it."""
     started = time.perf_counter()
-    index, cache = current(project, build, sources)
+    index, cache = current(project, build, sources, sealed)
     notice = ""
     try:
         header = index.header
@@ -426,7 +434,7 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
         if header["problems"]:
             from governance.knowledge.notice import tell
 
-            notice = tell(project, header, data.get("session_id"))
+            notice = tell(project, header, data.get("session_id"), sealed)
         if header["empty"] and not notice:
             return None
         acts = decision.acts
@@ -467,13 +475,16 @@ class Found:
         return bool(self.sops or self.memories)
 
 
-def current(project: str, build: Builder, sources: object = None) -> tuple[Index, str]:
+def current(project: str, build: Builder, sources: object = None,
+            record: dict[str, Any] | None = None) -> tuple[Index, str]:
     """The index for the project's sources as they are, and how it was had: ``hit`` (as stored),
     ``built`` (rebuilt now) or ``stale`` (a large memory store changed: rebuilding in the
     background, this index is the one before). ``sources`` is the signature of
     ``project.knowledge_sources`` when the caller has it already; ``build`` builds and stores the
-    index (``knowledge.indexer.rebuild_index``)."""
-    index = Index.open(path(project))
+    index (``knowledge.indexer.rebuild_index``); ``record`` is the seal (read when not given)."""
+    if record is None:
+        record = seal.read(project)
+    index = Index.open(project, record)
     if index is not None:
         header = index.header
         seen = header["signature"]

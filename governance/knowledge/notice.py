@@ -5,8 +5,10 @@ key and fix) and the stamp of each skipped file (``problem_stamps``). The hook t
 ``systemMessage`` on the first call that reads an index whose skipped SOPs differ from the ones
 last told, and then not again until they change (a file edited, broken another way, fixed and
 broken again). What was last told is kept in ``.claude/governance/.cache/knowledge-notice.marshal``,
-compared and replaced under a lock, so parallel hook processes tell it once between them. Hot
-path: ``os``, ``fcntl``, ``marshal`` and ``governance.project``; loaded only when an SOP is skipped.
+compared and replaced under a lock, so parallel hook processes tell it once between them; the file
+is bound to the seal (``governance.policy.derived``), so a script that writes it to silence the
+notice is found out, and the notice told again. Hot path: ``os``, ``fcntl``, ``marshal`` and our
+modules; loaded only when an SOP is skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import fcntl
 import marshal
 import os
 
-from governance.project import cache_file, read_bytes, replace_file
+from governance.policy import seal
+from governance.project import cache_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,24 +30,28 @@ NAME = "knowledge-notice.marshal"
 PROBE_SESSION = "governance-doctor"
 
 
-def tell(project: str, header: dict[str, Any], session: object = None) -> str:
+def tell(project: str, header: dict[str, Any], session: object = None,
+         record: dict[str, Any] | None = None) -> str:
     """The notice for the index's skipped SOPs when they were not told yet, else ``""``; records
-    that they were told. A project where nothing can be written hears it on every call."""
+    that they were told. A project where nothing can be written hears it on every call.
+    ``record`` is the seal, when the caller has read it."""
     problems = list(header["problems"])
     if not problems or session == PROBE_SESSION:
         return ""
     key = (tuple(problems), tuple(header["problem_stamps"]))
     path = cache_file(project, NAME)
-    if _told(path) == key:
+    if _told(project, record) == key:
         return ""
     fd = -1
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
-        if _told(path) == key:       # a parallel call told it meanwhile
+        if _told(project, None) == key:       # a parallel call told it meanwhile
             return ""
-        replace_file(path, marshal.dumps(key))
+        from governance.policy import derived
+
+        derived.store(project, {NAME: marshal.dumps(key)})
     except OSError:
         pass
     finally:
@@ -62,8 +69,9 @@ def text(problems: list[str]) -> str:
     return head + "".join("\n- " + p for p in problems)
 
 
-def _told(path: str) -> object:
+def _told(project: str, record: dict[str, Any] | None) -> object:
+    data = seal.derived_bytes(project, NAME, record)
     try:
-        return marshal.loads(read_bytes(path))
-    except (OSError, EOFError, ValueError, TypeError):
+        return None if data is None else marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
         return None

@@ -24,10 +24,6 @@ from governance.project import (
     default_matrix_path,
     installation_paths,
     override_matrix_path,
-    read_bytes,
-    recall,
-    remember,
-    replace_file,
     require_config_libraries,
     signature,
 )
@@ -80,41 +76,47 @@ def _sources(project_dir: str) -> tuple[str, str]:
     return default_matrix_path(), override_matrix_path(project_dir)
 
 
-def _memo_path(project_dir: str) -> str:
-    return cache_file(project_dir, f"sources-f{FORMAT}.marshal")
+MEMO = f"sources-f{FORMAT}.marshal"   # the sources' stat signature -> their content hash
 
 
-# A compiled cache is named by the hash of the sources it was compiled from, so what a path holds
-# never changes. A process that decides many calls (the resident server) keeps what it read, for
-# a few paths; a command hook reads each once anyway. Callers get a shallow copy to mark.
-_HELD: dict[str, Any] = {}
+# A compiled cache is named by the hash of the sources it was compiled from, and it is read only
+# when it holds what governance recorded in the seal when it wrote it (``derived``). A process that
+# decides many calls (the resident server) keeps what it read, for a few paths, as long as the
+# file's stat is the one it was verified under; a command hook reads each once anyway. Callers get
+# a shallow copy to mark.
+_HELD: dict[str, tuple[list[int], Any]] = {}
 _HELD_PATHS = 4
 
 
-def _held(path: str, read: Any) -> Any:
-    found = _HELD.get(path)
-    if found is not None and not os.path.exists(path):   # pruned: its tables read it lazily
-        del _HELD[path]
-        found = None
-    if found is None:
-        found = read(path)
-        if found is not None:
-            if len(_HELD) >= _HELD_PATHS:
-                _HELD.clear()
-            _HELD[path] = found
+def _hold(path: str, stat: list[int], found: Any) -> Any:
+    if len(_HELD) >= _HELD_PATHS:
+        _HELD.clear()
+    _HELD[path] = (stat, found)
     return found
 
 
-def _read_cache(path: str) -> dict[str, Any] | None:
-    found = _held(path, _read_cache_file)
-    return dict(found) if found is not None else None
-
-
-def _read_cache_file(path: str) -> dict[str, Any] | None:
+def _read_cache(project_dir: str, path: str, record: dict[str, Any] | None
+                ) -> dict[str, Any] | None:
+    """The compiled matrix at ``path`` when it is what governance recorded in the seal (else
+    None; a change is noted, ``seal.changed``)."""
     try:
-        cached = _read_framed(path)
-    except (OSError, EOFError, ValueError, TypeError):
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
         return None
+    try:
+        name = os.path.basename(path)
+        if not seal.derived_verified(project_dir, name, fd, record):
+            return None
+        stat = seal.stat_list(os.fstat(fd))
+        held = _HELD.get(path)
+        if held is not None and held[0] == stat:
+            return dict(held[1])
+        try:
+            cached = _read_framed(fd)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+    finally:
+        os.close(fd)
     if not isinstance(cached, dict):
         return None
     if "rule_files" in cached:
@@ -123,20 +125,18 @@ def _read_cache_file(path: str) -> dict[str, Any] | None:
         cached["decide"] = DecideTable(cached["decide"])
         cached["decide"].files = cached["rule_files"]
         cached["decide"].path = path
-    return cached
+        cached["decide"].stat = stat
+        cached["decide"].project = project_dir
+    return dict(_hold(path, stat, cached))
 
 
-def _read_framed(path: str) -> Any:
+def _read_framed(fd: int) -> Any:
     """The header of a cache file written by ``_framed``, without the bytes after it."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        first = os.pread(fd, 65536, 0)
-        length = int.from_bytes(first[:4], "little")
-        head = first[4:4 + length]
-        if len(head) < length:
-            head += os.pread(fd, length - len(head), len(first))
-    finally:
-        os.close(fd)
+    first = os.pread(fd, 65536, 0)
+    length = int.from_bytes(first[:4], "little")
+    head = first[4:4 + length]
+    if len(head) < length:
+        head += os.pread(fd, length - len(head), len(first))
     if len(head) != length:
         raise ValueError("the cache file is cut short")
     return marshal.loads(head)
@@ -156,13 +156,18 @@ def load(project_dir: str) -> dict[str, Any]:
     Then compare the override with the accepted one (one small read of the seal)."""
     record = seal.read(project_dir)
     seen = signature(_sources(project_dir))
-    known = recall(_memo_path(project_dir), seen)
-    cached = _read_cache(cache_path(project_dir, known)) if isinstance(known, str) else None
+    known = seal.recall_derived(project_dir, MEMO, seen, record)
+    cached = (_read_cache(project_dir, cache_path(project_dir, known), record)
+              if isinstance(known, str) else None)
     if cached is None:
         default, override, config_hash = read_sources(project_dir)
         path = cache_path(project_dir, config_hash)
-        cached = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
-        remember(_memo_path(project_dir), seen, config_hash)
+        cached = (_read_cache(project_dir, path, record)
+                  or rebuild(project_dir, default, override, config_hash, path))
+        if known != config_hash:
+            from governance.policy import derived
+
+            derived.remember(project_dir, MEMO, seen, config_hash)
     found = cached.get("override_sha256", "")
     if found != seal.accepted_override(record):
         cached = _load_accepted(project_dir, record, found)
@@ -197,7 +202,8 @@ def _load_accepted(project_dir: str, record: dict[str, Any] | None, found: str
     """The last accepted matrix, marked with what was not accepted and how to accept it."""
     default, override, config_hash = accepted_sources(project_dir, record)
     path = cache_path(project_dir, config_hash)
-    compiled = _read_cache(path) or rebuild(project_dir, default, override, config_hash, path)
+    compiled = (_read_cache(project_dir, path, record)
+                or rebuild(project_dir, default, override, config_hash, path))
     where = override_matrix_path(project_dir)
     change = ("was removed" if not found else
               f"was written (sha256 {found[:12]})" if not seal.accepted_override(record)
@@ -282,12 +288,15 @@ class DecideTable(LazyTable):
 
     files: list[str]
     path: str
+    stat: list[int]      # the stat the file was verified under (``seal.derived_verified``)
+    project: str
 
     def _decode(self, value: Any) -> Any:
         start, end = value
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
             try:
+                same = seal.stat_list(os.fstat(fd)) == self.stat
                 data = os.pread(fd, end - start, start)
             finally:
                 os.close(fd)
@@ -295,6 +304,11 @@ class DecideTable(LazyTable):
             raise ConfigError(f"the compiled matrix could not be read ({exc.strerror})",
                               file=self.path, fix="retry; the next call compiles it again"
                               ) from None
+        if not same:
+            _HELD.pop(self.path, None)
+            seal.note_changed(self.project, os.path.basename(self.path))
+            raise ConfigError("the compiled matrix changed while governance was reading it",
+                              file=self.path, fix="retry; the next call compiles it again")
         table = RuleTable(marshal.loads(data))
         table.files = self.files
         return table
@@ -352,10 +366,21 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     if shell is not True:
         return shell if isinstance(shell, dict) else None
     path = shell_cache_path(cache_path(project_dir, compiled["config_hash"]))
-    loaded: Any
+    loaded: Any = None
+    held = _HELD.get(path)
     try:
-        loaded = _held(path, lambda p: _read_shell(read_bytes(p)))
+        stat = seal.stat_list(os.stat(path))
+        if held is not None and stat == held[0] and seal.trusted_stat(
+                compiled.get("seal"), os.path.basename(path), stat):
+            loaded = held[1]
+        else:
+            found = seal.derived_whole(project_dir, os.path.basename(path),
+                                       compiled.get("seal"))
+            if found is not None:
+                loaded = _hold(path, found[1], _read_shell(found[0]))
     except (OSError, EOFError, ValueError, TypeError):
+        loaded = None
+    if loaded is None:
         default, override, config_hash = (
             accepted_sources(project_dir, compiled.get("seal")) if compiled.get("unaccepted")
             else read_sources(project_dir))
@@ -460,32 +485,33 @@ def _read_shell(data: bytes) -> dict[str, Any]:
 KEEP_CACHES = 3  # the matrix in force, the accepted one while a change waits, and one more
 
 
-def _prune(folder: str, path: str) -> None:
-    """Drop all but the newest compiled matrices (and their shell patterns) besides ``path``."""
+def _pruned(folder: str, path: str) -> list[str]:
+    """All but the newest compiled matrices (and their shell patterns) besides ``path``."""
     own = {os.path.basename(path), os.path.basename(shell_cache_path(path))}
-    cores = sorted((entry for entry in os.scandir(folder)
-                    if entry.name.startswith("matrix-") and entry.name not in own),
-                   key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
-    keep = own | {entry.name for entry in cores[:KEEP_CACHES - 1]}
-    keep |= {"shell-" + name[len("matrix-"):] for name in keep if name.startswith("matrix-")}
-    for entry in os.scandir(folder):
-        if entry.name.startswith(("matrix-", "shell-")) and entry.name not in keep:
-            os.unlink(entry.path)
+    try:
+        cores = sorted((entry for entry in os.scandir(folder)
+                        if entry.name.startswith("matrix-") and entry.name not in own),
+                       key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+        keep = own | {entry.name for entry in cores[:KEEP_CACHES - 1]}
+        keep |= {"shell-" + name[len("matrix-"):] for name in keep if name.startswith("matrix-")}
+        return [entry.name for entry in os.scandir(folder)
+                if entry.name.startswith(("matrix-", "shell-")) and entry.name not in keep]
+    except OSError:
+        return []
 
 
 def write_cache(path: str, value: dict[str, Any]) -> None:
-    """Store a compiled matrix atomically (shell patterns apart), keeping a few others; a
-    read-only project simply keeps no cache."""
+    """Store a compiled matrix (shell patterns apart), keeping a few others, each recorded in the
+    seal (``derived``); a read-only project simply keeps no cache."""
     folder = os.path.dirname(path)
-    try:
-        os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        _prune(folder, path)
-        core = value
-        shell = value.get("shell")
-        if isinstance(shell, dict):
-            replace_file(shell_cache_path(path), _shell_bytes(shell))
-            core = {**value, "shell": True}
-        replace_file(path, _store_core(core) if "decide" in core else _framed(core))
-    except OSError:
-        pass
+    project_dir = os.path.dirname(os.path.dirname(os.path.dirname(folder)))
+    core = value
+    files = {}
+    shell = value.get("shell")
+    if isinstance(shell, dict):
+        files[os.path.basename(shell_cache_path(path))] = _shell_bytes(shell)
+        core = {**value, "shell": True}
+    files[os.path.basename(path)] = _store_core(core) if "decide" in core else _framed(core)
+    from governance.policy import derived
+
+    derived.store(project_dir, files, settle=files, remove=_pruned(folder, path))

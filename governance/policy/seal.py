@@ -6,26 +6,34 @@ Only legitimate routes write it: ``governance state set|next`` (the state, as it
 ``governance accept`` (everything as it is now). A hook reads it (one small file) and compares: a
 governance file that no longer matches was changed some other way, and is not acted on.
 
+It also records what governance built from those sources (``derived``: the compiled caches, the
+knowledge index, the memos), written by ``governance.policy.derived`` and checked here on the hot
+path, so that a derived file rewritten by a script is not taken for governance's own.
+
 Layout of ``.claude/governance/seal.json`` (version 1)::
 
     {"version": 1,
      "state": {"sha256": "..." | "", "previous_sha256": "...", "content": {...} | null, ...},
      "matrix": {"sha256": "..." | "", ...},          # "" = no project override accepted
-     "settings": {"files": [...], "expect": [...], "sandbox": bool, ...}}
+     "settings": {"files": [...], "expect": [...], "sandbox": bool, ...},
+     "derived": {"matrix-f13-....marshal": {"sha256": "...", "stat": [size, mtime, ctime, ino]
+                                                               | null}, ...}}
 
 The accepted override's bytes are kept beside it in ``seal-matrix.yaml``, so the accepted matrix
-can be compiled again when its cache is gone. Hot path: ``os``, ``jsoncodec`` and the builtin
-sha256; writing (CLI only) takes a filelock.
+can be compiled again when its cache is gone. Hot path: ``os``, ``marshal``, ``jsoncodec`` and the
+builtin sha256; writing takes a filelock (and a mismatch of a derived file, to read it again).
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import time
 
 from governance import jsoncodec
 from governance.errors import StateError
 from governance.project import (
+    cache_file,
     enable_site_packages,
     governance_dir,
     read_bytes,
@@ -115,13 +123,153 @@ def settings_unchanged(project_dir: str, entry: dict[str, Any] | None,
     (a few stats and one small read)."""
     if not entry or not entry.get("expect"):
         return True
-    from governance.policy import derived
-
     name, key = settings_memo(entry)
-    return derived.recall(project_dir, name, key, record) is True
+    return recall_derived(project_dir, name, key, record) is True
 
 
-# --- writing (CLI only) --------------------------------------------------------------------------
+# --- derived files: checking (the hot path; ``governance.policy.derived`` writes them) ----------
+
+DERIVED = "derived"   # the seal's part: name in the cache folder -> {"sha256", "stat"}
+_CHANGED: dict[str, list[str]] = {}
+
+
+def derived_entries(record: dict[str, Any] | None) -> dict[str, Any]:
+    """The seal's records of derived files: name -> {"sha256", "stat"}."""
+    found = record.get(DERIVED) if record else None
+    return found if isinstance(found, dict) else {}
+
+
+def _derived_entry(record: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    entry = derived_entries(record).get(name)
+    return entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) else None
+
+
+def stat_list(st: os.stat_result) -> list[int]:
+    """A file's stat as the seal records it: size, mtime, ctime, inode."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def note_changed(project_dir: str, name: str) -> None:
+    """Remember that the derived file ``name`` was found changed outside governance."""
+    names = _CHANGED.setdefault(project_dir, [])
+    if name not in names:
+        names.append(name)
+
+
+def changed(project_dir: str) -> list[str]:
+    """The derived files found changed outside governance since last asked (then forgotten)."""
+    return _CHANGED.pop(project_dir, [])
+
+
+def derived_bytes(project_dir: str, name: str, record: dict[str, Any] | None = None
+                  ) -> bytes | None:
+    """A small derived file's bytes (a memo), hashed: None when it is missing, has no record,
+    or was changed (noted). ``record`` is the seal (read when not given)."""
+    try:
+        data = read_bytes(cache_file(project_dir, name))
+    except OSError:
+        return None
+    entry = _derived_entry(read(project_dir) if record is None else record, name)
+    if entry is None:
+        return None
+    found = digest(data)
+    return data if found == entry["sha256"] or _again(project_dir, name, found) else None
+
+
+def derived_verified(project_dir: str, name: str, fd: int, record: dict[str, Any] | None
+                     ) -> bool:
+    """Whether the open file ``fd`` (``name`` in the cache) holds what was recorded: its stat as
+    recorded, else its bytes hashed. A change is noted; a file with no record is just False."""
+    entry = _derived_entry(record, name)
+    if entry is None:
+        return False
+    st = os.fstat(fd)
+    if entry.get("stat") == stat_list(st):
+        return True
+    found = digest(_read_fd(fd))
+    return found == entry["sha256"] or _again(project_dir, name, found)
+
+
+def derived_whole(project_dir: str, name: str, record: dict[str, Any] | None
+                  ) -> tuple[bytes, list[int]] | None:
+    """A large derived file's bytes, read whole, with the stat they were verified under; None
+    when it is missing, not recorded or changed (noted)."""
+    try:
+        fd = os.open(cache_file(project_dir, name), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        stat = stat_list(os.fstat(fd))
+        data = _read_fd(fd)
+    finally:
+        os.close(fd)
+    entry = _derived_entry(record, name)
+    if entry is None:
+        return None
+    if entry.get("stat") == stat:
+        return data, stat
+    found = digest(data)
+    return (data, stat) if found == entry["sha256"] or _again(project_dir, name, found) else None
+
+
+def trusted_stat(record: dict[str, Any] | None, name: str, stat: list[int]) -> bool:
+    """Whether ``stat`` is the one recorded for ``name`` (its bytes need no hashing)."""
+    entry = _derived_entry(record, name)
+    return entry is not None and entry.get("stat") == stat
+
+
+def recall_derived(project_dir: str, name: str, seen: object,
+                   record: dict[str, Any] | None = None) -> object:
+    """``project.recall`` for a memo bound to the seal: the value remembered for files with the
+    stat signature ``seen``; None when the memo is missing, unrecorded, changed or for other
+    files."""
+    if seen is None:
+        return None
+    data = derived_bytes(project_dir, name, record)
+    if data is None:
+        return None
+    try:
+        memo = marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if isinstance(memo, dict) and memo.get("signature") == seen:
+        return memo.get("value")
+    return None
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _again(project_dir: str, name: str, found: str) -> bool:
+    """A mismatch read again under the seal's lock: True when ``found`` is what is recorded now
+    (a builder was replacing the file and its record). Otherwise the change is noted, unless the
+    file on disk is what is recorded (a builder's newer file, not a change)."""
+    try:
+        with lock(project_dir):
+            entry = _derived_entry(read(project_dir), name)
+            try:
+                data: bytes | None = read_bytes(cache_file(project_dir, name))
+            except OSError:
+                data = None
+    except Exception:  # no lock to be had (read-only, a timeout): judged as read
+        entry = _derived_entry(read(project_dir), name)
+        data = None
+    if entry is None:
+        return False        # its record was dropped meanwhile (pruned): not a change
+    if found == entry["sha256"]:
+        return True
+    if data is None or digest(data) != entry["sha256"]:
+        note_changed(project_dir, name)
+    return False
+
+
+# --- writing (the CLI, and a hook that builds a derived file) -----------------------------------
 
 def who() -> str:
     """Who changes a governance file, and how: ``alice (cli)``, ``alice (just)`` (a just recipe),
