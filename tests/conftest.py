@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# Outside any test's own HOME (a module-scoped fixture, or a test whose monkeypatch.undo() also
+# undid the HOME below), the ledger's anchors still never reach the real home, and the protection
+# level never depends on this machine's managed settings.
+_OUTSIDE = tempfile.mkdtemp(prefix="governance-tests-")
+atexit.register(shutil.rmtree, _OUTSIDE, True)
+os.environ["GOVERNANCE_ANCHOR_DIR"] = os.path.join(_OUTSIDE, "anchors")
+os.environ["GOVERNANCE_MANAGED_SETTINGS"] = os.path.join(_OUTSIDE, "managed-settings.json")
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +25,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
                   monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GOVERNANCE_ANCHOR_DIR", str(home / ".claude" / "governance" / "anchors"))
+    monkeypatch.setenv("GOVERNANCE_MANAGED_SETTINGS", str(home / "managed-settings.json"))
     for name in ("CLAUDE_PROJECT_DIR", "GOVERNANCE_ON_ERROR", "GOVERNANCE_DEFAULT_MATRIX"):
         monkeypatch.delenv(name, raising=False)
     yield

@@ -14,10 +14,13 @@ RECORDED_PROJECT = "/home/dev/shop-api"
 
 
 def install(project: Path, fail_closed: bool = False, *extra: str) -> dict[str, Any]:
-    """Run `governance install` in-process, through the real argument parser."""
+    """Run `governance install` in-process, through the real argument parser. Without the sandbox
+    unless ``extra`` names it: the default depends on the machine (tests/install tests it)."""
     from governance.commands.cli import build_parser
 
-    argv = ["install", "--project", str(project), *(["--fail-closed"] if fail_closed else []), *extra]
+    sandbox = [] if {"--sandbox", "--no-sandbox", "--repair"} & set(extra) else ["--no-sandbox"]
+    argv = ["install", "--project", str(project), *(["--fail-closed"] if fail_closed else []),
+            *sandbox, *extra]
     args = build_parser("install").parse_args(argv)
     args._run(args)
     data: dict[str, Any] = json.loads((project / ".claude" / "settings.json").read_text())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -118,7 +119,8 @@ def _project(root: Path, name: str, matrix: bool) -> Path:
 
     project = root / name
     (project / ".claude").mkdir(parents=True)
-    args = build_parser("install").parse_args(["install", "--project", str(project)])
+    args = build_parser("install").parse_args(["install", "--project", str(project),
+                                               "--no-sandbox"])  # the hooks cost the same
     args._run(args)
     if matrix:
         from governance.commands.accept import accept_matrix
@@ -180,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     floor = floor_argv(args.cache)
     root = Path(tempfile.mkdtemp(prefix="governance-bench-"))
+    from governance.ledger import anchor
+
+    os.environ[anchor.ENV] = str(root / "anchors")  # the hooks' anchors: not the user's home
     failures = 0
     try:
         payload_dir = root / "payloads"

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     root = tempfile.mkdtemp(prefix="governance-demo-")
+    from governance.ledger import anchor
+
+    os.environ[anchor.ENV] = os.path.join(root, "anchors")  # the ledger's anchor: not in your home
     try:
         Tour(os.path.join(root, "shop-api")).run()
     finally:
@@ -129,7 +132,9 @@ class Tour:
     def governance(self, *args: str) -> None:
         shown = " ".join(_shorten(a, self.project) for a in args)
         print(f"\n$ governance {shown}")
-        done = subprocess.run([sys.executable, "-m", "governance.commands.cli", *args],
+        from governance.install.settings import module_command
+
+        done = subprocess.run([*module_command("governance.commands", sys.executable), *args],
                               capture_output=True, text=True, check=False)
         out = (done.stdout + done.stderr).strip()
         if out:

@@ -26,9 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write /cycle and /governance-state into .claude/commands/")
     parser.add_argument("--mcp", action="store_true",
                         help="register the decision-intelligence MCP server in .mcp.json")
-    parser.add_argument("--sandbox", action="store_true",
-                        help="make Claude Code's Bash sandbox part of governance (refuses where it "
-                             "cannot start; see `governance sandbox`)")
+    parser.add_argument("--sandbox", action=argparse.BooleanOptionalAction, default=None,
+                        help="make Claude Code's Bash sandbox part of governance (--sandbox "
+                             "refuses where it cannot start; --no-sandbox leaves it out, or takes "
+                             "it back). Default: on where it can start, for a project governance "
+                             "is not installed in yet; an installed project keeps what it has")
     parser.add_argument("--http", action="store_true",
                         help="hooks over HTTP on the resident server (`governance serve`) instead "
                              "of a process per call; the token goes to .claude/settings.local.json")
@@ -133,7 +135,7 @@ def _as_installed(project: str, args: argparse.Namespace) -> None:
     args.fail_closed = args.fail_closed or found["fail_closed"]
     args.session_hooks = found["session_hooks"]
     args.statusline = args.statusline or found["statusline"]
-    for name in ("slash_commands", "mcp", "sandbox"):
+    for name in ("slash_commands", "mcp", "sandbox"):   # --repair keeps the project's sandbox
         setattr(args, name, getattr(args, name) or found[name])
     import shutil
 
@@ -166,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         if not checked.ok:
             raise InstallError("Claude Code's sandbox cannot start on this machine: "
                                + "; ".join(checked.problems),
-                               fix="; ".join(checked.fixes) + "; or install without --sandbox")
+                               fix="; ".join(checked.fixes) + "; or install with --no-sandbox")
     entries: dict[str, list[dict[str, object]]] = {}
     for event, script in settings.EVENTS.items():
         script_path = os.path.join(settings.hook_scripts_dir(), script)
@@ -196,6 +198,10 @@ def run(args: argparse.Namespace) -> int:
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
+    from governance.sandbox import default as sandbox_default
+
+    sandbox = sandbox_default.choose(project, args.sandbox, bool(settings.our_commands(data)),
+                                     checked)
     settings.remove_ours(data, list(entries) + (
         [] if args.session_hooks else list(session_entries.SESSION_EVENTS)))
     settings.add_ours(data, entries)
@@ -209,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
     from governance.policy import seal
     from governance.sandbox import control
 
-    first_seal = seal.read(project) is None
+    first_seal = seal.accepts_nothing(seal.read(project))   # a seal of built files only: none
     control.seal_settings(project, data, control.load_manifest(project))
     if json.dumps(data, sort_keys=True) == before:
         print(f"Already installed in {path}; nothing changed.")
@@ -261,11 +267,16 @@ def run(args: argparse.Namespace) -> int:
                   "packaged default until you fix it and run `governance validate`.")
         problem = state_problem(project, matrix_module.load(project))
         print(accept_state(project) if problem is None else f"WARNING: {problem}")
-    if args.sandbox:
+    if sandbox.on:
         from governance.commands.sandbox import turn_on
 
-        for note in turn_on(project, python, checked):
+        for note in turn_on(project, python, sandbox.checked):
             print(note)
+    elif args.sandbox is False:
+        for note in control.turn_off(project):
+            print(note)
+    if sandbox.note:
+        print(sandbox.note)
     mode = "fail-closed (deny on governance failure)" if args.fail_closed else \
         "fail-open (a governance failure lets the call through and says so)"
     print(f"Mode: {mode}. Check it with: governance doctor --project {project}")

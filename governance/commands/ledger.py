@@ -1,6 +1,9 @@
-"""``governance ledger verify``: check every record and the chain across all segments.
+"""``governance ledger verify``: check every record and the chain across all segments, then the
+ledger against its anchor outside the project. ``governance ledger anchor``: anchor the ledger as
+it is now (after you have looked at what changed it).
 
-Exit 0 when the ledger verifies, 1 at the first bad line (named with what is wrong with it).
+Exit 0 when the ledger verifies, 1 at the first bad line (named with what is wrong with it) or
+where it does not match its anchor (re-chained, truncated, deleted, rotated by hand).
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
-    check = sub.add_parser("verify", help="check every line and the chain; exit 0 if intact")
+    check = sub.add_parser("verify", help="check every line, the chain and the anchor; exit 0 if "
+                                          "intact")
     check.add_argument("--project", help="the project folder (default: the current project)")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    rebase = sub.add_parser("anchor", help="anchor the ledger as it is now, after a change you "
+                                           "have looked at (refuses a broken chain)")
+    rebase.add_argument("--project", help="the project folder (default: the current project)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from governance.project import governance_dir, project_from_cli
 
     gov_dir = governance_dir(project_from_cli(args.project))
+    if getattr(args, "action", "verify") == "anchor":
+        return _anchor(gov_dir)
     report = verify(gov_dir)
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
@@ -32,8 +41,41 @@ def run(args: argparse.Namespace) -> int:
     if report.problem is not None:
         print(f"FAILED after {report.records} good record(s): {report.problem.render()}")
         return 1
+    if not report.ok:
+        from governance.ledger.witness import FIX
+
+        for found in report.anchors:
+            if found.failed:
+                print(f"FAILED after {report.records} good record(s): {found.line()}")
+        print(f"fix: {FIX}")
+        return 1
     where = ", ".join(report.files) if report.files else "no ledger yet"
     print(f"OK: {report.records} record(s), chain intact ({where})")
     if report.records:
         print(f"last hash: {report.last_hash}")
+    for found in report.anchors:
+        print(f"anchor: {found.line()}")
+    return 0
+
+
+def _anchor(gov_dir: str) -> int:
+    from governance.ledger import anchor
+    from governance.ledger.verifier import verify
+    from governance.ledger.witness import rebase
+
+    report = verify(gov_dir, sources=[])
+    if report.problem is not None:
+        print(f"Not anchored: the chain itself is broken ({report.problem.render()}); an anchor "
+              "records only a chain that holds.")
+        return 1
+    try:
+        before = anchor.read(gov_dir)[1]
+    except ValueError:
+        before = None
+    found = rebase(gov_dir)
+    was = f" (it was at seq {before['seq']})" if before else ""
+    if found is None:
+        print(f"The ledger is empty: its anchor is removed{was}.")
+    else:
+        print(f"Anchored the ledger at seq {found['seq']} in {anchor.path_for(gov_dir)}{was}.")
     return 0

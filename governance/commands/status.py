@@ -1,7 +1,8 @@
 """``governance status``: where governance stands in a project, in a few lines.
 
 The hooks, the cycle state, the matrix layers in force (and whether the override is the accepted
-one), the sandbox, the resident server, the ledger's health and the intents, with the version.
+one), the sandbox and the protection level it gives, the resident server, the ledger's health
+(against its anchor too) and the intents, with the version.
 Each part is read on its own: a part that cannot be read says why in its line and the others are
 still shown. It changes nothing (reading the matrix may refresh its compiled cache), and it stays
 quick: the ledger is judged by its head and its last record, never by reading the whole chain
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         ("matrix", read_matrix),
         ("state", lambda: _state(project, matrix)),
         ("sandbox", lambda: _sandbox(project)),
+        ("protection", lambda: _protection(project, matrix)),
         ("server", lambda: _server(project)),
         ("ledger", lambda: _ledger(project)),
         ("intents", lambda: _intents(project, matrix)),
@@ -128,6 +130,18 @@ def _sandbox(project: str) -> dict[str, Any]:
             else "off (`governance sandbox on` confines every Bash command)"}
 
 
+def _protection(project: str, matrix: dict[str, Any] | None) -> dict[str, Any]:
+    from governance.policy.state import read_state
+    from governance.sandbox import control
+    from governance.sandbox.protection import level
+
+    if matrix is None:
+        raise GovernanceError("the matrix cannot be read, so neither can the sandbox's network "
+                              "rule")
+    reached = level(control.status(project, matrix, read_state(project, matrix).state))
+    return {**reached.as_json(), "line": reached.line()}
+
+
 def _server(project: str) -> dict[str, Any]:
     from governance.server import daemon
 
@@ -147,7 +161,11 @@ def _ledger(project: str) -> dict[str, Any]:
     try:
         size = os.path.getsize(path)
     except FileNotFoundError:
-        return {"records": 0, "line": "no records yet"}
+        from governance.ledger.witness import check
+
+        gone = [found for found in check(gov) if found.failed]
+        return {"records": 0, "anchors": [found.as_json() for found in gone],
+                "line": "; ".join(found.line() for found in gone) or "no records yet"}
     with open(path, "rb") as handle:
         last, _ = chain.last_record(handle.fileno(), size)
     if last is None:
@@ -157,12 +175,18 @@ def _ledger(project: str) -> dict[str, Any]:
                   and head.get("hash") == last.get("hash")
                   and last.get("hash") == chain.record_hash(last))
     records = int(last.get("seq") or 0)
+    from governance.ledger.witness import check
+
+    anchors = check(gov)
     line = (f"{records:,} records, the last at {last.get('ts', '?')}; "
             + ("its last record matches the chain's head" if consistent
                else "its last record does not match the chain's head")
+            + "".join(f"; {found.line()}" for found in anchors if found.state != "matches")
+            + ("; it matches its anchor" if anchors and all(found.state == "matches"
+                                                            for found in anchors) else "")
             + " (full check: `governance ledger verify`)")
     return {"records": records, "last": last.get("ts"), "tail_matches_head": consistent,
-            "line": line}
+            "anchors": [found.as_json() for found in anchors], "line": line}
 
 
 def _intents(project: str, matrix: dict[str, Any] | None) -> dict[str, Any]:

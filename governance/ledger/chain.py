@@ -12,6 +12,7 @@ then replace the head. When the ledger's size differs from the head's, a process
 complete records that continue the chain are adopted, anything else after them (a torn line) is
 moved to ``ledger.torn`` and cut off, and the chain goes on. Past ``max_bytes`` the ledger is
 renamed to the next numbered segment ``ledger.000001.jsonl`` and the chain continues in a new file.
+Each append then moves the head's anchor outside the project (``governance.ledger.anchor``).
 
 Modes: files 0600, folder 0700. Hot path: ``os``, ``time``, ``fcntl``, the builtin sha256 and our
 ``jsoncodec`` (no ``json``, ``re`` or ``hashlib``).
@@ -25,6 +26,12 @@ import time
 
 from governance import jsoncodec
 from governance.errors import LedgerError
+from governance.ledger import anchor
+from governance.ledger.files import _TAIL_WINDOW, _loads
+from governance.ledger.files import LEDGER as LEDGER
+from governance.ledger.files import last_record as last_record
+from governance.ledger.files import segment_name as segment_name
+from governance.ledger.files import segments as segments
 from governance.ledger.redaction import redact, redact_record
 
 TYPE_CHECKING = False
@@ -37,7 +44,6 @@ else:
     except ImportError:  # pragma: no cover
         from hashlib import sha256
 
-LEDGER = "ledger.jsonl"
 HEAD = "ledger.head"
 LOCK = "ledger.jsonl.lock"
 TORN = "ledger.torn"
@@ -46,7 +52,6 @@ ERRORS_MAX_BYTES = 4 * 1024 * 1024
 GENESIS = "0" * 64
 FORMAT_VERSION = 1
 LOCK_TIMEOUT_S = 5.0
-_TAIL_WINDOW = 1 << 20  # how far back recovery looks for the last complete record
 
 
 def canonical(record: Any) -> bytes:
@@ -58,10 +63,6 @@ def canonical(record: Any) -> bytes:
         text = jsoncodec.dumps([record], separators=(",", ":"), ensure_ascii=False,
                                default=str)[1:-1]
     return text.encode("utf-8")
-
-
-def _loads(data: bytes) -> Any:
-    return jsoncodec.loads(data.decode("utf-8"))
 
 
 def unknown_format(record: dict[str, Any]) -> str | None:
@@ -91,21 +92,6 @@ def digest(value: Any) -> str:
 def now_iso() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
-
-
-def segment_name(number: int) -> str:
-    return f"ledger.{number:06d}.jsonl"
-
-
-def segments(gov_dir: str) -> list[str]:
-    """Names of the sealed segments, oldest first (the live ``ledger.jsonl`` not included)."""
-    try:
-        names = os.listdir(gov_dir)
-    except OSError:
-        return []
-    found = [n for n in names if len(n) == 19 and n.startswith("ledger.") and n.endswith(".jsonl")
-             and n[7:13].isdigit()]
-    return sorted(found)
 
 
 class _Lock:
@@ -167,25 +153,6 @@ def _write_head(gov_dir: str, head: dict[str, Any]) -> None:
             os.ftruncate(fd, len(data))
     finally:
         os.close(fd)
-
-
-def last_record(fd: int, size: int) -> tuple[dict[str, Any] | None, int]:
-    """The last complete, parseable record before ``size`` and the offset just after its line."""
-    start = max(0, size - _TAIL_WINDOW)
-    tail = os.pread(fd, size - start, start)
-    end = tail.rfind(b"\n")
-    while end >= 0:
-        begin = tail.rfind(b"\n", 0, end) + 1
-        try:
-            rec = _loads(tail[begin:end])
-        except ValueError:
-            rec = None
-        if isinstance(rec, dict) and isinstance(rec.get("hash"), str):
-            return rec, start + end + 1
-        if begin == 0:
-            break
-        end = begin - 1
-    return None, start + (tail.rfind(b"\n") + 1)
 
 
 def _chains(rec: Any, head: dict[str, Any]) -> bool:
@@ -274,7 +241,8 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
         with _Lock(os.path.join(gov_dir, LOCK)):
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                size = os.fstat(fd).st_size
+                info = os.fstat(fd)
+                size = info.st_size
                 head = read_head(gov_dir)
                 if head is None or head["size"] != size:
                     head = _repair(gov_dir, fd, size, head)
@@ -284,13 +252,17 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
                 full["hash"] = record_hash(full)
                 line = canonical(full) + b"\n"
                 segment = int(head.get("segment", 0))
+                rotated = None
                 if max_bytes and size and size + len(line) > max_bytes:
                     segment += 1
+                    rotated = [segment, head["seq"], head["hash"], size]
                     os.close(fd)
                     fd = -1
                     os.rename(path, os.path.join(gov_dir, segment_name(segment)))
                     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                    info = os.fstat(fd)
                     size = 0
+                start = size
                 size += _write_line(fd, line, size, path)
             finally:
                 if fd >= 0:
@@ -300,6 +272,8 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
                                       "segment": segment})
             except OSError:
                 pass  # the record is stored; the next append rebuilds the head from the ledger
+            anchor.advance(gov_dir, head, full, [start, size], segment,
+                           [info.st_dev, info.st_ino], rotated)
             return full
     except OSError as exc:
         raise LedgerError(f"cannot write the ledger ({exc.strerror or exc})", file=path,

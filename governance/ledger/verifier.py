@@ -4,7 +4,9 @@ The first bad line is reported with what is wrong with it: ``torn`` (a cut-off w
 (content no longer matches its hash, or was re-hashed so the next record no longer links to it),
 ``deleted`` (records missing: a gap in ``seq``, or the file ends before its head), ``inserted`` (a
 line the chain does not go through), ``reordered`` (records out of sequence) or ``format`` (a
-record in a ledger format this version does not read: upgrade to verify it). Not on the hot path.
+record in a ledger format this version does not read: upgrade to verify it). A chain that holds is
+then compared with its anchors outside the project (``governance.ledger.witness``). Not on the hot
+path.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from governance.ledger.chain import GENESIS, TORN, UPGRADE, read_head, unknown_format
 from governance.ledger.reader import ledger_files, lines
+from governance.ledger.witness import AnchorSource, Check, check
 
 
 @dataclass
@@ -41,12 +44,13 @@ class Report:
     notes: list[str] = field(default_factory=list)
     head: dict[str, Any] | None = None
     last_hash: str = GENESIS
+    anchors: list[Check] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "records": self.records, "last_hash": self.last_hash,
                 "files": self.files,
                 "problem": None if self.problem is None else vars(self.problem),
-                "notes": self.notes}
+                "notes": self.notes, "anchors": [found.as_json() for found in self.anchors]}
 
 
 class _Stream:
@@ -135,8 +139,10 @@ def _broken_link(stream: _Stream, rec: dict[str, Any], prev_hash: str, expected:
     return Problem(*where, "reordered", f"seq {seq} appears after seq {expected - 1}", seq)
 
 
-def verify(gov_dir: str) -> Report:
-    """Check every record and the chain; stop at the first bad line."""
+def verify(gov_dir: str, sources: list[AnchorSource] | None = None) -> Report:
+    """Check every record and the chain, stopping at the first bad line; then, where the chain
+    holds, compare the ledger with its anchors outside the project (``sources``, default: the
+    home checkpoint), which show a ledger re-chained, truncated, deleted or rotated by hand."""
     report = Report(files=[os.path.basename(p) for p in ledger_files(gov_dir)])
     stream = _Stream(lines(gov_dir))
     head = report.head = read_head(gov_dir)
@@ -180,8 +186,12 @@ def verify(gov_dir: str) -> Report:
         last, last_where = rec, where
     if report.problem is None:
         _check_head(report, last, last_where, at_head)
+    if report.problem is None:
+        report.anchors = check(gov_dir, sources)
+        for found in report.anchors:
+            report.notes.extend(found.notes)
     _add_notes(gov_dir, report)
-    report.ok = report.problem is None
+    report.ok = report.problem is None and not any(found.failed for found in report.anchors)
     return report
 
 

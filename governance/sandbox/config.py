@@ -3,7 +3,8 @@
 
 What we set: ``enabled: true``, ``allowUnsandboxedCommands: false`` (else the model may retry a
 failed command outside the sandbox), ``failIfUnavailable: true`` (else a missing bubblewrap
-silently runs everything unsandboxed), ``filesystem.denyWrite`` for every governance file, and
+silently runs everything unsandboxed), ``filesystem.denyWrite`` for every governance file (the
+ledger's anchors under the user's home included), and
 ``network.deniedDomains: ["*"]`` while the state closes the network. What we changed is recorded in
 the manifest (``.claude/governance/sandbox.json``): the previous value of every key we set and every
 list entry we added, so that removal restores the user's own settings and touches nothing else.
@@ -16,6 +17,7 @@ import time
 from typing import Any
 
 from governance.errors import InstallError
+from governance.ledger import anchor
 from governance.project import governance_dir, installation_paths
 
 SCALARS: dict[str, object] = {"enabled": True, "allowUnsandboxedCommands": False,
@@ -28,7 +30,8 @@ ABSENT = {"absent": True}  # the manifest's word for "the key did not exist"
 
 def protected_paths(project: str, python: str | None = None) -> list[str]:
     """Absolute paths a sandboxed command may not write: the project's settings and governance
-    folder, the user's settings, and our installation (``project.installation_paths``)."""
+    folder, the user's settings, the ledger anchors under the user's home, and our installation
+    (``project.installation_paths``)."""
     home = os.path.expanduser("~")
     paths = [
         os.path.join(project, ".claude", "settings.json"),
@@ -36,6 +39,7 @@ def protected_paths(project: str, python: str | None = None) -> list[str]:
         governance_dir(project),
         os.path.join(home, ".claude", "settings.json"),
         os.path.join(home, ".claude", "settings.local.json"),
+        anchor.folder(),
     ]
     resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths]
     return list(dict.fromkeys(resolved + installation_paths(python)))

@@ -82,6 +82,12 @@ def turn_on(project: str, state: str, matrix: dict[str, Any], python: str | None
     data = settings_file.load(path)
     manifest = load_manifest(project) or config.new_manifest(path)
     before = json.dumps(data, sort_keys=True)
+    from governance.ledger import anchor
+
+    try:   # denied as a folder that exists (the hooks, outside the sandbox, write in it)
+        os.makedirs(anchor.folder(), mode=0o700, exist_ok=True)
+    except OSError:
+        pass   # a home that cannot be written: the path is denied all the same
     closed = closes_network(matrix, state)
     config.apply(data, manifest, config.protected_paths(project, python), closed)
     notes = [f"Sandbox on ({verdict.platform}): Bash commands run confined, never outside it; "

@@ -81,7 +81,7 @@ def run_once(runner: ClaudeRunner, work: Path, transport: str, calls: int) -> li
     bridge = None
     flags = {"command": [], "http": ["--http", "--port", str(PORT)],
              "mcp": ["--mcp-hooks"]}[transport]
-    governance("install", "--project", str(project), *flags)
+    governance("install", "--project", str(project), "--no-sandbox", *flags)
     governance("state", "set", DO, "--project", str(project))
     if transport == "http":
         socket_path = Path(tempfile.mkdtemp(prefix="gov-", dir="/tmp")) / "server.sock"

@@ -61,7 +61,8 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def http_governed(project: Path, *flags: str) -> None:
-    governance("install", "--project", str(project), "--http", "--port", str(PORT), *flags)
+    governance("install", "--project", str(project), "--http", "--port", str(PORT),
+               "--no-sandbox", *flags)
     governance("state", "set", DO, "--project", str(project))
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     assert hooks["PreToolUse"][0]["hooks"][0]["type"] == "http"

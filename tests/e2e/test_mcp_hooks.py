@@ -26,7 +26,7 @@ HOOK_TOOL = "mcp__governance-hooks__decide_tool_call"
 
 
 def mcp_governed(project: Path, *flags: str) -> None:
-    governance("install", "--project", str(project), "--mcp-hooks", *flags)
+    governance("install", "--project", str(project), "--mcp-hooks", "--no-sandbox", *flags)
     governance("state", "set", DO, "--project", str(project))
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     assert hooks["PreToolUse"][0]["hooks"][0]["type"] == "mcp_tool"

@@ -38,7 +38,9 @@ def governance(*args: str) -> str:
 
 
 def governed(project: Path, state: str | None, *install_args: str) -> Path:
-    governance("install", "--project", str(project), *install_args)
+    """Installed (without the sandbox unless ``install_args`` ask for it), in ``state``."""
+    sandbox = [] if {"--sandbox", "--no-sandbox"} & set(install_args) else ["--no-sandbox"]
+    governance("install", "--project", str(project), *sandbox, *install_args)
     if state is not None:
         governance("state", "set", state, "--project", str(project))
     return project
@@ -312,7 +314,7 @@ def _with_session_hooks(project: Path) -> None:
     """Register our SessionStart and UserPromptSubmit hooks: through `governance install
     --session-hooks` where the installer offers it, else with the entries it would write."""
     if "--session-hooks" in governance("install", "--help"):
-        governance("install", "--project", str(project), "--session-hooks")
+        governance("install", "--project", str(project), "--session-hooks", "--no-sandbox")
         return
     from governance.install import settings as settings_module
     from governance.install.session_entries import session_hook_entries

@@ -25,7 +25,8 @@ def _cli_shim(folder: Path) -> Path:
 def _install(project: Path, shim: Path) -> None:
     from governance.install.session_entries import slash_commands
 
-    done = subprocess.run([str(shim), "install", "--project", str(project)], capture_output=True,
+    done = subprocess.run([str(shim), "install", "--project", str(project), "--no-sandbox"],
+                          capture_output=True,
                           text=True, timeout=60, check=False, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     folder = project / ".claude" / "commands"

@@ -36,7 +36,7 @@ def test_status_line_shows_state_and_this_sessions_denials(
 
     bindir = _bin_with_cli(tmp_path / "bin")
     governance = str(bindir / "governance")
-    for args in (["install", "--project", str(project), "--statusline"],
+    for args in (["install", "--project", str(project), "--statusline", "--no-sandbox"],
                  ["state", "set", "implementation-cycle/DO/WORK-064", "--project", str(project)]):
         subprocess.run([governance, *args], check=True, capture_output=True, timeout=60,
                        env=dict(os.environ))

@@ -188,7 +188,8 @@ def test_post_tool_use_never_blocks(project: Path) -> None:
 HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncodec",
             "governance.project", "governance.hook", "governance.hook.run", "governance.hook.answer",
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
-            "governance.ledger.redaction", "governance.policy", "governance.policy.matrix",
+            "governance.ledger.files", "governance.ledger.anchor", "governance.ledger.redaction",
+            "governance.policy", "governance.policy.matrix",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
             "governance.shell", "governance.policy.seal"}
 # Only for a call not denied, in a project whose guardrails hold a tool-call rule (while the memo
