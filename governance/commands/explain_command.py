@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         from governance.shell.schema import load_default_shell
 
         shell = load_default_shell()
-        acts = analyse_command(command, shell, is_protected=_no_project_protection)
+        acts = analyse_command(command, shell, is_protected=_no_project_protection,
+                               cwd=args.cwd)
     try:
         limits = shell.get("limits") or {}
         segments = [c.segment for c in parse(command, limits.get("max_nesting", 48),

@@ -16,7 +16,8 @@ KEYS: dict[str, str] = {
                "a later format is an error that names the fix.",
     "extends": "`default`: lay this file over the packaged matrix, key by key (a key this file "
                "does not set keeps the packaged value). Unset: this file replaces the packaged "
-               "matrix as a whole, except `tools`, `protected_paths`, `mcp_paths` and `shell`, "
+               "matrix as a whole, except `tools`, `protected_paths`, `exec_config_paths`, "
+               "`mcp_paths` and `shell`, "
                "which are inherited when this file has none.",
     "default_action": "The action for a primitive that has no rule in a state (an unknown tool "
                       "is the primitive `unknown`).",
@@ -28,6 +29,13 @@ KEYS: dict[str, str] = {
              "(`mcp__jira__create*`) in the order written; the first match wins.",
     "protected_paths": "Globs of files the agent may not change through any tool (relative to "
                        "the project, absolute, or `~/...`): a write to one is `governance-admin`.",
+    "exec_config_paths": "Globs of files whose writing changes what a later command does (git "
+                         "config and hooks, shell start-up files, package.json, Makefiles, "
+                         "justfiles ...): a write to one, by any tool, is `exec-config`. A "
+                         "pattern without `/` is a file name in any folder of the project; one "
+                         "with `/` is relative to the project; also `~/...`, "
+                         "`$XDG_CONFIG_HOME/...` and absolute paths. Every layer's entries are "
+                         "joined.",
     "mcp_paths": "Which keys of an MCP tool's input name files, checked against "
                  "`protected_paths` (below).",
     "skill_restrictions": "Per state: the skills (the Skill tool's skill name, fnmatch) that are "
@@ -90,7 +98,7 @@ PRIMITIVES: dict[str, str] = {
     "shell-background": "A command left running in the background (`run_in_background`, "
                         "Monitor).",
     "shell-unknown": "A command that could not be fully analysed (text produced at run time, "
-                     "a parse limit).",
+                     "a parse limit, a binary or a file too large or too deep to read).",
     "code-exec": "Inline interpreter code (`python -c`, `node -e`, ...) or a variable that makes "
                  "a command load other code.",
     "destructive": "Recursive deletes, hard resets, force pushes, disk writes: data or history "
@@ -117,6 +125,9 @@ PRIMITIVES: dict[str, str] = {
     "mcp-call": "Any other MCP tool: it may change an external system.",
     "cycle-advance": "Moving the cycle to its next phase (`governance state next`) from the "
                      "agent.",
+    "exec-config": "Writing a file that changes what a later command does (`exec_config_paths`: "
+                   "`.git/config`, `.git/hooks/*`, `~/.bashrc`, `package.json`, a Makefile ...) "
+                   "or setting a key with `git config`.",
     "governance-admin": "Changing governance itself: the state, the matrix, the hook settings, "
                         "the SOPs, the intents, our installation.",
     "sandbox-escape": "A Bash call with `dangerouslyDisableSandbox: true` while the sandbox is "

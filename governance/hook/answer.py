@@ -38,6 +38,11 @@ def _subject(decision: Decision) -> str:
     if segment and segment != decision.tool:
         shown = segment if len(segment) <= 120 else segment[:117] + "..."
         subject += f" `{shown}`"
+    for act in decision.acts:   # an act found in a file the command runs says which file
+        reason = str(act.get("reason", ""))
+        if act.get("primitive") == decision.primitive and reason.endswith(")") and " (in " in \
+                reason:
+            return f"{subject} ({reason[reason.rindex(' (in ') + 2:-1]})"
     return subject
 
 

@@ -49,12 +49,82 @@ def _match(name: str, pattern: str) -> bool:
 
     return match(name, pattern)
 
+def _glob(name: str, pattern: str) -> bool:
+    """``_match``, with a pattern such as ``*.mk`` (a ``*`` and a literal suffix) compared
+    directly: it shares a prefix with every name, and the glob matcher would always load."""
+    if pattern[:1] == "*" and not any(c in pattern[1:] for c in "*?["):
+        return name.endswith(pattern[1:])
+    return _match(name, pattern)
+
+
+_MAX_PROTECTED_FILES = 2000
+_MAX_DEPTH = 16
+
+
+def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
+                 budget: list[int], depth: int = 0) -> None:
+    """Add (device, inode) of ``path`` when it is a file, or of the files below it when it is a
+    folder (only those whose lower-cased path matches ``pattern``, when given)."""
+    if budget[0] <= 0:
+        return
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return
+    budget[0] -= 1
+    if (info.st_mode & 0o170000) == 0o100000:
+        if pattern is None or _match(path.lower(), pattern):
+            found.add((info.st_dev, info.st_ino))
+        return
+    if (info.st_mode & 0o170000) != 0o040000 or depth >= _MAX_DEPTH:
+        return
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        _files_under(os.path.join(path, name), pattern, found, budget, depth + 1)
+
+
+def _exec_act(segment: str, target: str) -> Act:
+    from governance.shell import Act
+
+    act = Act("exec-config", segment, f"{target} changes what later commands run "
+                                      "(exec_config_paths)")
+    act.targets = [target]
+    return act
+
+
+class PathGuard:
+    """What the shell analysis asks about paths: whether one is protected (a call), and, for
+    archives, patches and git plumbing that write files it must list, the call's folder
+    (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
+    ``exec_config_paths`` file (``exec_config``)."""
+
+    __slots__ = ("base", "layer")
+
+    def __init__(self, layer: GovernanceLayer, base: str) -> None:
+        self.layer = layer
+        self.base = base
+
+    def __call__(self, path: str) -> bool:
+        return self.layer.is_protected(path, self.base)
+
+    def holds(self, folder: str) -> bool:
+        return self.layer.holds_protected(folder, self.base)
+
+    def exec_config(self, path: str) -> bool:
+        return self.layer.is_exec_config(path, self.base)
+
+
 class GovernanceLayer:
     def __init__(self, project_dir: str, matrix: dict[str, Any] | None = None) -> None:
         self.project_dir = project_dir
         self.matrix = matrix if matrix is not None else matrix_module.load(project_dir)
         self._state: StateView | None = None
         self._installed: list[str] | None = None
+        self._real_root: str | None = None
+        self._inodes: set[tuple[int, int]] | None = None
 
     # --- state -------------------------------------------------------------------------------
     def get_activity_state(self) -> StateView:
@@ -103,6 +173,8 @@ class GovernanceLayer:
             if isinstance(target, str) and self.is_protected(target, cwd):
                 return [Act("governance-admin", target, "writes a governance-protected file")], \
                     "protected_paths"
+            if isinstance(target, str) and self.is_exec_config(target, cwd):
+                return [Act(primitive, target), _exec_act(target, target)], map_key
         if tool_name in SHELL_TOOLS:
             return self._shell_acts(tool_input, cwd, primitive), map_key
         if tool_name.startswith("mcp__") and primitive not in READING:
@@ -135,8 +207,10 @@ class GovernanceLayer:
             from governance.shell.analysis import analyse_command
 
             base = cwd or self.project_dir
-            acts = list(analyse_command(command, shell,
-                                        is_protected=lambda p: self.is_protected(p, base)))
+            acts = list(analyse_command(command, shell, is_protected=PathGuard(self, base),
+                                        cwd=base))
+            if self.matrix.get("exec_config"):
+                acts = self._with_exec_config(acts, base)
         if tool_input.get("dangerouslyDisableSandbox") is True and os.path.exists(
                 sandbox_manifest_path(self.project_dir)):
             acts.insert(0, Act("sandbox-escape", "dangerouslyDisableSandbox: true",
@@ -146,13 +220,91 @@ class GovernanceLayer:
                                "runs in the background"))
         return acts or [Act(primitive, command if isinstance(command, str) else "")]
 
+    def _with_exec_config(self, acts: list[Act], base: str) -> list[Act]:
+        """``acts`` plus an ``exec-config`` act for each segment that writes a file of
+        ``exec_config_paths`` (a redirection, ``tee``, ``sed -i``, ``cp``, ``mv``, ``chmod`` ...:
+        the targets the shell analysis names)."""
+        added: list[Act] = []
+        seen: set[str] = set()
+        for act in acts:
+            if act.targets is None or act.primitive in ("file-delete", "governance-admin"):
+                continue
+            for target in act.targets:
+                if target != "?" and act.segment not in seen and \
+                        self.is_exec_config(target, base):
+                    seen.add(act.segment)
+                    added.append(_exec_act(act.segment, target))
+        return acts + added if added else acts
+
+    def is_exec_config(self, path: str, cwd: str | None = None) -> bool:
+        """True when writing ``path`` changes what a later command does: an ``exec_config_paths``
+        pattern (a file name in any folder of the project, a path relative to the project,
+        ``~/...``, ``$XDG_CONFIG_HOME/...`` or absolute). Compared without regard to case."""
+        patterns = self.matrix.get("exec_config")
+        if not patterns:
+            return False
+        base = cwd or self.project_dir
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path))).lower()
+        root = self._root()
+        rel = full[len(root) + 1:] if full.startswith(root + os.sep) else None
+        name = full.rsplit(os.sep, 1)[-1]
+        for pattern in patterns:
+            if pattern.startswith(("~/", "$")):
+                place = self._place(pattern)
+                if place is not None and _glob(full, place):
+                    return True
+            elif os.path.isabs(pattern):
+                if _glob(full, pattern):
+                    return True
+            elif rel is not None and _glob(rel if "/" in pattern else name, pattern):
+                return True
+        return False
+
+    def _root(self) -> str:
+        root = self._real_root
+        if root is None:
+            root = self._real_root = os.path.realpath(self.project_dir).lower()
+        return root
+
+    def _place(self, pattern: str) -> str | None:
+        """An ``exec_config_paths`` pattern under the home (``~/``) or a folder named by an
+        environment variable (``$XDG_CONFIG_HOME/``, else ``~/.config``), as an absolute path."""
+        if pattern.startswith("~/"):
+            return self._home() + pattern[1:]
+        name, _, rest = pattern[1:].partition("/")
+        folder = os.environ.get(name.upper())
+        if not folder and name == "xdg_config_home":
+            folder = os.path.join(self._home(), ".config")
+        if not folder:
+            return None
+        return os.path.realpath(folder).lower() + "/" + rest
+
+    def holds_protected(self, folder: str, cwd: str | None = None) -> bool:
+        """True when ``folder`` is a protected place, or holds one anywhere below it (the project
+        root holds ``.claude/settings.json``, the home ``~/.claude/settings.json``): what an
+        archive or a patch that cannot be listed may overwrite when extracted there."""
+        base = cwd or self.project_dir
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(folder))).lower()
+        if self.is_protected(full):
+            return True
+        inside = full.rstrip(os.sep) + os.sep
+        for place in self.protected_places():
+            cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
+                       if k >= 0), default=len(place))
+            literal = os.path.realpath(place[:cut].rstrip(os.sep) or os.sep).lower()
+            if literal == full or literal.startswith(inside):
+                return True
+        return False
+
     def is_protected(self, path: str, cwd: str | None = None) -> bool:
         """True when ``path`` is a governance file the agent may not change: a ``protected_paths``
         glob (relative to the project, absolute, or ``~/`` for the user's home) or a part of our
-        installation. Compared without regard to case, as a case-insensitive file system would
-        (``.CLAUDE/settings.json`` is the same file there)."""
+        installation, or another name (a hard link) of a protected file. Compared without regard
+        to case, as a case-insensitive file system would (``.CLAUDE/settings.json`` is the same
+        file there)."""
         base = cwd or self.project_dir
-        full = os.path.realpath(os.path.join(base, os.path.expanduser(path))).lower()
+        real = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+        full = real.lower()
         for place in self._installation():
             if full == place or full.startswith(place + os.sep):
                 return True
@@ -167,7 +319,37 @@ class GovernanceLayer:
                     return True
             elif rel is not None and _match(rel, pattern):
                 return True
-        return False
+        return self._hard_link(real)
+
+    def _hard_link(self, real: str) -> bool:
+        """Whether ``real`` is an existing file with more than one name whose device and inode
+        are a protected file's (``ln .claude/governance/state.json s.json``). One ``stat``; the
+        protected files are looked at only for a file that has other names."""
+        try:
+            info = os.stat(real)
+        except (OSError, ValueError):
+            return False
+        if info.st_nlink < 2 or (info.st_mode & 0o170000) != 0o100000:
+            return False
+        found = self._inodes
+        if found is None:
+            found = self._inodes = self._protected_inodes()
+        return (info.st_dev, info.st_ino) in found
+
+    def _protected_inodes(self) -> set[tuple[int, int]]:
+        """(device, inode) of every existing protected file (``protected_paths``; our
+        installation is not walked), bounded to ``_MAX_PROTECTED_FILES`` files."""
+        found: set[tuple[int, int]] = set()
+        budget = [_MAX_PROTECTED_FILES]
+        for place in self.protected_places()[:len(self.matrix["protected"])]:
+            cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
+                       if k >= 0), default=-1)
+            if cut < 0:
+                _files_under(place, None, found, budget)
+            else:
+                folder = place[:cut].rsplit(os.sep, 1)[0] or os.sep
+                _files_under(folder, place.lower(), found, budget)
+        return found
 
     def _installation(self) -> list[str]:
         found = self._installed

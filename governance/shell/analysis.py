@@ -32,14 +32,17 @@ _MAX_SEGMENT = 500
 
 
 def analyse_command(command: str, shell: dict[str, Any], *,
-                    is_protected: Callable[[str], bool]) -> list[Act]:
-    """The acts of one Bash command (never empty, never raises)."""
+                    is_protected: Callable[[str], bool], cwd: str | None = None) -> list[Act]:
+    """The acts of one Bash command (never empty, never raises). ``cwd``: the folder the command
+    runs in; the scripts, recipes and git hooks it runs are read from there (``shell.source``).
+    Without it, no file is read."""
     try:
         limits = shell.get("limits") or {}
         max_length = limits.get("max_length", 16384)
         if len(command) > max_length:
             return _unknown(command, shell, f"the command is longer than {max_length} characters")
         analysis = _Analysis(shell, is_protected, limits)
+        analysis.root = os.path.abspath(cwd) if cwd else None
         analysis.text = command
         analysis.script(command, 0, None)
         return analysis.finish(command)
@@ -124,8 +127,8 @@ class _Later:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "limits", "seen",
-                 "shell", "text", "vars")
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "level", "limits",
+                 "origin", "reads", "root", "seen", "shell", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -141,11 +144,17 @@ class _Analysis:
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
         self.budget = [limits.get("max_words", 4000)]
+        self.root: str | None = None          # the folder the command runs in: files are read
+        self.origin = ""                      # the file being analysed, named in each act's reason
+        self.level = 0                        # how many files deep (a script a script runs)
+        self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
         key = (primitive, segment)
         if key not in self.seen:
+            if self.origin:
+                reason = f"{reason} (in {self.origin})"
             act = self.seen[key] = Act(primitive, _clip(segment), reason)
             self.acts.append(act)
 
@@ -327,6 +336,12 @@ class _Analysis:
         beyond computing when it may (``shell.streams.inline``)."""
         if language != "awk":   # an awk program is a filter, not a program run on its own
             self.add("code-exec", seg, f"runs {language} code")
+        if language == "python" and "governance" in code:
+            from governance.shell.source import imports_governance
+
+            if imports_governance(code):
+                self.add("governance-admin", seg, "the Python code imports governance's own "
+                         "package: ask the user to run it from a terminal")
         if worth_reading(language, code):
             from governance.shell import streams
 

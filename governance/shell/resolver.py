@@ -85,6 +85,13 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             if aliased is not None:
                 fields, raws = aliased, [str(f) for f in aliased]
                 globs = [False] * len(fields)
+            if an.root is not None:           # aliases and hooks from the files git reads
+                from governance.shell import gitfiles
+
+                aliased = gitfiles.run(an, fields, seg, depth)
+                if aliased is not None:
+                    fields, raws = aliased, [str(f) for f in aliased]
+                    globs = [False] * len(fields)
         plain(an, base, fields, raws, seg, depth, cmd)
         return
     an.unknown(seg, "too many wrappers around the command")
@@ -122,7 +129,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell import script
 
             script.stdin_program(an, base, cmd, seg, depth)             # at now <<< CMD
-        for option in spec.get("recipes", ()):              # make -f FILE, just --justfile FILE
+        runner = _RUNNERS.get(name) if an.root is not None else None
+        if runner is not None:                 # make, just, npm run ...: the files they run
+            _run_recipes(an, runner, base, fields, seg, depth)
+        for option in () if runner is not None else spec.get("recipes", ()):  # make -f FILE
             for value, _raw in argv.values.get(option, ()):
                 text = an.stdin_text(cmd)[1] if value == "-" and cmd is not None else \
                     an.file_text(value)
@@ -138,11 +148,15 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         for rule, targets in matches:
             real = [(t, raw) for t, raw in targets
                     if t is None or not (t in safe or t.startswith("/dev/fd/"))]
-            if not real and (targets or rule.get("targets")):
+            if not real and (targets or rule.get("targets")) and not rule.get("extracts"):
                 harmless = True               # writes only to /dev/null and the like, or nothing
                 continue
             matched = True
             an.add(rule["primitive"], seg, rule["reason"])
+            if rule.get("extracts"):     # tar -x, git apply ...: the files it writes, listed
+                from governance.shell.extraction import extract
+
+                extract(an, rule["extracts"], fields, raws, argv, cmd, seg)
             fetched = any(r["primitive"] == "web-fetch" for r, _t in matches)
             for k, (target, raw) in enumerate(real):
                 if fetched and rule["primitive"] == "file-write":
@@ -175,9 +189,38 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif "/" in first and an.wrote(first):
         an.unknown(seg, f"{raws[0]} was written earlier in this command with content known "
                         "only at run time")
+    elif "/" in first and _run_file(an, base, first, raws[0], seg, depth):
+        pass
     else:
         an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+_RUNNERS = {"make": "makefile", "gmake": "makefile", "just": "justfile", "npm": "package_scripts",
+            "pnpm": "package_scripts", "yarn": "package_scripts", "bun": "package_scripts"}
+
+
+def _run_recipes(an: Walk, runner: str, base: str, fields: list[str | None], seg: str,
+                 depth: int) -> None:
+    if runner == "makefile":
+        from governance.shell import makefile
+
+        makefile.run(an, base, fields, seg, depth)
+    elif runner == "justfile":
+        from governance.shell import justfile
+
+        justfile.run(an, base, fields, seg, depth)
+    else:
+        from governance.shell import package_scripts
+
+        package_scripts.run(an, base, fields, seg, depth)
+
+
+def _run_file(an: Walk, base: str, value: str, raw: str, seg: str, depth: int) -> bool:
+    """``./x.sh``: the file on disk, read and analysed (``shell.source``)."""
+    from governance.shell import source
+
+    return source.run_file(an, base, value, raw, seg, depth)
 
 
 # awk is read here, not with the interpreters: it is the filter most pipelines hold

@@ -66,9 +66,10 @@ def shell(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: S
 
 
 def script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
-                 depth: int = 0, language: str | None = None) -> None:
-    """A script run from a file: a file written earlier in the same command is read as what it
-    is (shell commands, or code of ``language``); any other file is ``shell-execute``."""
+                 depth: int = 0, language: str | None = None, keep_cwd: bool = False) -> None:
+    """A script run from a file, read as what it is (shell commands, or code of ``language``):
+    a file written earlier in the same command, else the file on disk (``shell.source``); one
+    that does not exist yet is ``shell-execute``. ``keep_cwd``: a sourced script's ``cd`` stays."""
     text = an.file_text(value)
     if text is not None:
         program(an, text, language, seg, depth)
@@ -81,20 +82,30 @@ def script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
         an.unknown(seg, f"{base} runs {raw}, written earlier in this command with content "
                         "known only at run time")
         return
-    an.add("shell-execute", seg, f"{base} runs the script {raw}")
+    from governance.shell import source
+
+    if not source.run_file(an, base, value, raw, seg, depth, language, keep_cwd):
+        an.add("shell-execute", seg, f"{base} runs the script {raw}")
     if an.protected(value, raw):
         an.add("governance-admin", seg, f"{raw} is a governance script: ask the user to run it "
                "from a terminal")
 
 
+def shebang_language(text: str) -> str | None:
+    """The language of a program by its ``#!`` line (``#!/usr/bin/env -S python3 -u``), None for
+    shell commands or no such line."""
+    if not text.startswith("#!"):
+        return None
+    words = [w for w in text.split("\n", 1)[0][2:].split() if not w.startswith("-")]
+    name = (words[1] if words and words[0].endswith("/env") and len(words) > 1
+            else words[0] if words else "").rsplit("/", 1)[-1]
+    return language_of(name)
+
+
 def program(an: Walk, text: str, language: str | None, seg: str, depth: int) -> None:
     """A program whose text is known: shell commands, or code (by ``language`` or its #! line)."""
-    if language is None and text.startswith("#!"):
-        line = text.split("\n", 1)[0]
-        words = line[2:].split()
-        name = (words[1] if words and words[0].endswith("/env") and len(words) > 1
-                else words[0] if words else "").rsplit("/", 1)[-1]
-        language = language_of(name)
+    if language is None:
+        language = shebang_language(text)
     if language is None:
         an.script(text, depth + 1, seg)
     else:
@@ -142,6 +153,6 @@ def evaluator(an: Walk, kind: str, base: str, fields: list[str | None], raws: li
     elif args and args[0] in STDIN_PATHS:
         stdin_program(an, base, cmd, seg, depth)
     elif args:
-        script_file(an, base, args[0], raws[1], seg, depth)
+        script_file(an, base, args[0], raws[1], seg, depth, keep_cwd=True)
     else:
         an.add("shell-read", seg, f"{base} without a file does nothing")

@@ -16,6 +16,11 @@ class Walk(Protocol):
     vars: dict[str, str | None]
     ifs: bool
     files: dict[str, object]
+    cwd: str | None          # the folder after a `cd`, relative to root ("" is root itself)
+    root: str | None         # the folder the command runs in; None: files are not read
+    origin: str              # the file being analysed, named in each act's reason
+    level: int               # how many files deep
+    reads: list[int]         # bytes and files the analysis may still read
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

@@ -1,0 +1,315 @@
+"""What ``git`` runs from files: an alias from the git configuration (``!sh -c ...`` runs shell
+commands, any other alias runs the git command it names) and the hooks a subcommand runs
+(``git commit`` runs ``pre-commit``, ``commit-msg`` ...; ``git push`` runs ``pre-push``), from
+``.git/hooks`` or the folder ``core.hooksPath`` names. Both are read when the hook decides and
+analysed as if typed.
+
+Imported by ``shell.resolver`` when git runs in a folder the analysis may read. The configuration
+is read from the files themselves, never by running git: the user's (``~/.gitconfig``,
+``$XDG_CONFIG_HOME/git/config``), the repository's (``.git/config``, ``config.worktree``), and the
+files they ``include`` (one level). Reading happens only for an alias (a subcommand git does not
+have) or a subcommand that runs hooks: ``git status`` reads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+from governance.shell.source import path_of, read, run_text, text_of
+from governance.shell.words import quote
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.shell.walk import Walk
+
+_COMMIT = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-rewrite",
+           "pre-auto-gc", "reference-transaction")
+_MERGE = ("pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-merge",
+          "reference-transaction", "pre-auto-gc")
+HOOKS = {
+    "commit": _COMMIT, "merge": _MERGE,
+    "pull": (*_MERGE, "pre-rebase", "post-rewrite", "post-checkout"),
+    "push": ("pre-push", "reference-transaction"),
+    "checkout": ("post-checkout", "reference-transaction"),
+    "switch": ("post-checkout", "reference-transaction"),
+    "rebase": ("pre-rebase", "post-rewrite", "post-checkout", "prepare-commit-msg",
+               "reference-transaction"),
+    "am": ("applypatch-msg", "pre-applypatch", "post-applypatch", "post-rewrite",
+           "reference-transaction", "pre-auto-gc"),
+    "cherry-pick": ("prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction"),
+    "revert": ("prepare-commit-msg", "commit-msg", "post-commit", "reference-transaction"),
+    "worktree": ("post-checkout",), "gc": ("pre-auto-gc",), "send-email": ("sendemail-validate",),
+    "fetch": ("reference-transaction",), "reset": ("reference-transaction",),
+    "branch": ("reference-transaction",), "tag": ("reference-transaction",),
+    "update-ref": ("reference-transaction",), "stash": ("reference-transaction",),
+}
+SKIPPED = {"commit": ("pre-commit", "commit-msg"), "merge": ("pre-merge-commit", "commit-msg"),
+           "push": ("pre-push",), "am": ("applypatch-msg", "pre-applypatch")}
+# git's own commands: an alias of the same name is never used
+_NAMES = (
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore "
+    "check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool clean clone "
+    "column commit commit-graph commit-tree config count-objects credential describe diff "
+    "diff-files diff-index diff-tree difftool fast-export fast-import fetch fetch-pack "
+    "filter-branch fmt-merge-msg for-each-ref format-patch fsck gc get-tar-commit-id grep gui "
+    "hash-object help hook index-pack init instaweb interpret-trailers log ls-files ls-remote "
+    "ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-tree "
+    "mktag mktree mv name-rev notes pack-objects pack-refs prune pull push range-diff read-tree "
+    "rebase reflog remote repack replace request-pull rerere reset restore rev-list rev-parse "
+    "revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status "
+    "submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack "
+    "verify-tag version whatchanged worktree write-tree")
+BUILTINS = frozenset(_NAMES.split())
+_GLOBAL_VALUED = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                  "--config-env", "--super-prefix", "--list-cmds")
+_MAX_ALIASES = 10
+
+
+def parse_config(text: str) -> list[tuple[str, str]]:
+    """``(section[.subsection].name, value)`` pairs of a git configuration file, in order
+    (section and name lower-cased; quotes, escapes, comments and continued lines as git reads
+    them)."""
+    out: list[tuple[str, str]] = []
+    section = ""
+    lines = text.split("\n")
+    k = 0
+    while k < len(lines):
+        line = lines[k].strip()
+        k += 1
+        while line.endswith("\\") and not line.endswith("\\\\") and k < len(lines):
+            line = line[:-1] + lines[k].strip()
+            k += 1
+        if line.startswith("["):
+            end = line.find("]")
+            if end < 0:
+                continue
+            head = line[1:end].strip()
+            if '"' in head:
+                name, _, sub = head.partition('"')
+                section = name.strip().lower() + "." + sub.rstrip('"').replace('\\"', '"')
+            else:
+                section = head.lower()
+            line = line[end + 1:].strip()
+        if not line or line[0] in "#;":
+            continue
+        key, eq, raw = line.partition("=")
+        out.append((f"{section}.{key.strip().lower()}", _value(raw) if eq else "true"))
+    return out
+
+
+def _value(raw: str) -> str:
+    out: list[str] = []
+    quoted = False
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\" and i + 1 < n:
+            out.append({"n": "\n", "t": "\t", "b": "\b"}.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
+class Repository:
+    """Where git runs: the work tree, the git folder, and its configuration as read."""
+
+    __slots__ = ("common", "config", "gitdir", "worktree")
+
+    def __init__(self, worktree: str, gitdir: str) -> None:
+        self.worktree = worktree
+        self.gitdir = gitdir
+        common = gitdir
+        try:
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = os.path.normpath(os.path.join(gitdir, handle.read(4096).strip()))
+        except OSError:
+            pass
+        self.common = common
+        self.config: list[tuple[str, str, str]] | None = None    # (key, value, file)
+
+    def settings(self, an: Walk) -> list[tuple[str, str, str]]:
+        if self.config is None:
+            self.config = []
+            home = os.path.expanduser("~")
+            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+            for path in (os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig"),
+                         os.path.join(self.common, "config"),
+                         os.path.join(self.gitdir, "config.worktree")):
+                self._read(an, path, 0)
+        return self.config
+
+    def _read(self, an: Walk, path: str, level: int) -> None:
+        if not os.path.isfile(path):
+            return
+        kind, text = read(an, path)
+        if kind != "text":
+            return
+        assert self.config is not None
+        for key, value in parse_config(text):
+            if level == 0 and key.startswith(("include.", "includeif.")) and \
+                    key.endswith(".path"):
+                include = os.path.expanduser(value)
+                self._read(an, os.path.join(os.path.dirname(path), include), level + 1)
+            self.config.append((key, value, path))
+
+    def get(self, an: Walk, key: str) -> tuple[str, str] | None:
+        """The last value of ``key`` (lower-case) and the file it is in."""
+        found = None
+        for k, value, path in self.settings(an):
+            if k == key:
+                found = (value, path)
+        return found
+
+
+def _repository(start: str, fields: list[str | None]) -> Repository | None:
+    gitdir = worktree = None
+    i = 1
+    while i < len(fields):
+        arg = fields[i]
+        value = fields[i + 1] if i + 1 < len(fields) else None
+        if arg in ("-C", "--git-dir", "--work-tree") and value is not None:
+            path = os.path.normpath(os.path.join(start, os.path.expanduser(value)))
+            if arg == "-C":
+                start = path
+            elif arg == "--git-dir":
+                gitdir = path
+            else:
+                worktree = path
+        if arg is not None and arg.startswith(("--git-dir=", "--work-tree=")):
+            path = os.path.normpath(os.path.join(start, arg.split("=", 1)[1]))
+            gitdir, worktree = (path, worktree) if arg[2] == "g" else (gitdir, path)
+        elif arg is None or not arg.startswith("-"):
+            break
+        i += 2 if arg in _GLOBAL_VALUED else 1
+    if gitdir is not None:
+        return Repository(worktree or start, gitdir)
+    folder = start
+    for _ in range(64):
+        dot = os.path.join(folder, ".git")
+        if os.path.isdir(dot):
+            return Repository(worktree or folder, dot)
+        if os.path.isfile(dot):
+            try:
+                with open(dot, encoding="utf-8") as handle:
+                    line = handle.read(4096).strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                return Repository(worktree or folder,
+                                  os.path.normpath(os.path.join(folder, line[7:].strip())))
+            return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
+def _subcommand(fields: list[str | None]) -> int:
+    i = 1
+    while i < len(fields):
+        arg = fields[i]
+        if arg is None or not arg.startswith("-"):
+            return i
+        i += 2 if arg in _GLOBAL_VALUED else 1
+    return i
+
+
+def _label(repo: Repository, path: str) -> str:
+    for folder in (repo.worktree, os.path.expanduser("~")):
+        if path.startswith(folder + os.sep):
+            return ("~/" if folder != repo.worktree else "") + path[len(folder) + 1:]
+    return path
+
+
+def run(an: Walk, fields: list[str | None], seg: str, depth: int) -> list[str | None] | None:
+    """Analyse what a git command runs from files; returns the argument vector an alias expands
+    to (``["git", "version"]`` after a shell alias, which runs no git command), else None."""
+    start = path_of(an, ".")
+    if start is None:
+        return None
+    original = fields
+    repo: Repository | None = None
+    for _hop in range(_MAX_ALIASES):
+        i = _subcommand(fields)
+        sub = fields[i] if i < len(fields) else None
+        if sub is None:
+            return None if fields is original else fields
+        if sub.lower() in BUILTINS:
+            break
+        if repo is None:
+            repo = _repository(start, fields) or Repository(start, os.path.join(start, ".git"))
+        alias = repo.get(an, "alias." + sub.lower())
+        if alias is None:
+            break
+        value, path = alias
+        origin = f"the git alias {sub} in {_label(repo, path)}"
+        if value.startswith("!"):
+            rest = " ".join(quote(str(f)) if f is not None else '"$__arg"'
+                            for f in fields[i + 1:])
+            run_text(an, f"{value[1:]} {rest}".strip(), None, origin, seg, depth,
+                     repo.worktree)
+            return [fields[0], "version"]
+        words = _words(an, value)
+        if words is None:
+            an.unknown(seg, f"{origin} cannot be read")
+            return [fields[0], "version"]
+        fields = [*fields[:i], *words, *fields[i + 1:]]
+    else:
+        an.unknown(seg, "git aliases name each other too many times")
+        return [fields[0], "version"]
+    _hooks(an, repo, start, fields, seg, depth)
+    return None if fields is original else fields
+
+
+def _words(an: Walk, value: str) -> list[str | None] | None:
+    from governance.shell.parser import ParseError, parse
+
+    try:
+        cmds = parse(value, 8, 0, [256])
+    except ParseError:
+        return None
+    if len(cmds) != 1:
+        return None
+    return [an.expand_one(w.parts) for w in cmds[0].words]
+
+
+def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | None], seg: str,
+           depth: int) -> None:
+    i = _subcommand(fields)
+    sub = fields[i] if i < len(fields) else None
+    names = HOOKS.get(sub or "")
+    if not names:
+        return
+    args = [f for f in fields[i + 1:] if f is not None]
+    if "--no-verify" in args or (sub == "commit" and any(
+            a.startswith("-") and not a.startswith("--") and "n" in a[1:] for a in args)):
+        names = tuple(n for n in names if n not in SKIPPED.get(str(sub), ()))
+    if repo is None:
+        repo = _repository(start, fields)
+        if repo is None:
+            return
+    configured = repo.get(an, "core.hookspath")
+    if configured is not None and configured[0]:
+        folder = os.path.join(repo.worktree, os.path.expanduser(configured[0]))
+    else:
+        folder = os.path.join(repo.common, "hooks")
+    try:
+        present = set(os.listdir(folder))
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        if name not in present or not os.access(path, os.X_OK) or not os.path.isfile(path):
+            continue
+        label = _label(repo, path)
+        text = text_of(an, f"git {sub}", path, f"the {name} hook {label}", seg)
+        if text is not None:
+            run_text(an, text, None, f"the {name} hook {label}", seg, depth, repo.worktree)
