@@ -125,9 +125,11 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
         else:
             layers = [_Layer(override[0], top)]
             if base is not None:
-                # the override may omit tools/protected paths: inherit those from the default
+                # the override may omit tools/protected and exec-config paths: inherit those from
+                # the default
                 layers.insert(0, _Layer(default[0], base))
                 layers[0].model = MatrixFile(tools=base.tools, protected_paths=base.protected_paths,
+                                             exec_config_paths=base.exec_config_paths,
                                              mcp_paths=base.mcp_paths, shell=base.shell)
     elif base is not None:
         layers = [_Layer(default[0], base)]
@@ -201,6 +203,16 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                         f"bad glob {pattern!r}", "use fnmatch syntax"))
             elif pattern not in protected:
                 protected.append(pattern)
+    exec_config: list[str] = []       # every layer's entries, joined (as protected_paths)
+    for ly in layers:
+        for i, pattern in enumerate(ly.model.exec_config_paths or []):
+            if not _glob_ok(pattern) or (pattern.startswith("$") and "/" not in pattern):
+                problems.append(Problem("error", ly.path, f"exec_config_paths[{i}]",
+                                        f"bad path pattern {pattern!r}",
+                                        "use an fnmatch glob: a file name, a path relative to "
+                                        "the project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
+            elif pattern.lower() not in exec_config:
+                exec_config.append(pattern.lower())
     mcp_paths: dict[str, Any] = {"keys": [], "servers": {}}
     for ly in layers:
         if ly.model.mcp_paths is not None:
@@ -250,7 +262,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
     mapped = {entry[0] for entry in tools_exact.values()} | {g[1] for g in tools_glob}
     mapped |= set(shell.get("primitives", ())) if shell else set()
     mapped |= {"shell-execute", "shell-unlisted", "shell-background", "skill-invoke",
-               "governance-admin", "sandbox-escape", "unknown"}
+               "governance-admin", "sandbox-escape", "unknown", "exec-config"}
     for prim in rules:
         if prim not in mapped:
             origin = next(ly.path for ly in reversed(layers) if prim in ly.model.rules)
@@ -280,6 +292,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "tools_exact": tools_exact,
         "tools_glob": tools_glob,
         "protected": protected,
+        "exec_config": exec_config,
         "mcp_paths": mcp_paths,
         "skills": skills,
         "phase_to_state": phase_to_state,

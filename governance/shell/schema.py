@@ -49,6 +49,10 @@ class PatternModel(_Strict):
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
     into: bool = False
+    # the files it writes are listed from what it reads (governance.shell.extraction)
+    extracts: Literal["", "tar", "zip", "7z", "cpio", "patch", "git-apply", "git-am",
+                      "git-stash", "git-checkout-index", "git-read-tree", "git-update-index",
+                      "git-config", "tree"] = ""
 
 
 class CommandModel(_Strict):
@@ -221,6 +225,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "folders": "deep" if pattern.folders else
                            "direct" if pattern.destination else "",
                 "into": pattern.into,
+                "extracts": pattern.extracts,
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
                 "unknown_sub": pattern.unknown_sub,
