@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -182,9 +181,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     floor = floor_argv(args.cache)
     root = Path(tempfile.mkdtemp(prefix="governance-bench-"))
-    from governance.ledger import anchor
-
-    os.environ[anchor.ENV] = str(root / "anchors")  # the hooks' anchors: not the user's home
     failures = 0
     try:
         payload_dir = root / "payloads"
