@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     data = _settings_or_none(project)
     gone = broken(project, data or {})
     _registration(project, report, gone)
+    from governance.policy.derived import audit  # before anything here builds them again
+
+    for problem in audit(project):
+        report.bad(problem, "")
     matrix = _matrix(project, report)
     if matrix is not None:
         _state(project, matrix, report)

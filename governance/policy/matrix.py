@@ -98,25 +98,25 @@ def _hold(path: str, stat: list[int], found: Any) -> Any:
 def _read_cache(project_dir: str, path: str, record: dict[str, Any] | None
                 ) -> dict[str, Any] | None:
     """The compiled matrix at ``path`` when it is what governance recorded in the seal (else
-    None; a change is noted, ``seal.changed``)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        name = os.path.basename(path)
-        if not seal.derived_verified(project_dir, name, fd, record):
-            return None
-        stat = seal.stat_list(os.fstat(fd))
-        held = _HELD.get(path)
-        if held is not None and held[0] == stat:
-            return dict(held[1])
+    None; a change is noted, ``seal.changed``). Read whole, so that the rules read later come
+    from the bytes that were checked."""
+    name = os.path.basename(path)
+    held = _HELD.get(path)
+    if held is not None:
         try:
-            cached = _read_framed(fd)
-        except (OSError, EOFError, ValueError, TypeError):
+            stat = seal.stat_list(os.stat(path))
+        except OSError:
             return None
-    finally:
-        os.close(fd)
+        if held[0] == stat and seal.trusted_stat(record, name, stat):
+            return dict(held[1])
+    found = seal.derived_whole(project_dir, name, record)
+    if found is None:
+        return None
+    data, stat = found
+    try:
+        cached = _read_framed(data)
+    except (EOFError, ValueError, TypeError):
+        return None
     if not isinstance(cached, dict):
         return None
     if "rule_files" in cached:
@@ -125,21 +125,16 @@ def _read_cache(project_dir: str, path: str, record: dict[str, Any] | None
         cached["decide"] = DecideTable(cached["decide"])
         cached["decide"].files = cached["rule_files"]
         cached["decide"].path = path
-        cached["decide"].stat = stat
-        cached["decide"].project = project_dir
+        cached["decide"].data = data
     return dict(_hold(path, stat, cached))
 
 
-def _read_framed(fd: int) -> Any:
-    """The header of a cache file written by ``_framed``, without the bytes after it."""
-    first = os.pread(fd, 65536, 0)
-    length = int.from_bytes(first[:4], "little")
-    head = first[4:4 + length]
-    if len(head) < length:
-        head += os.pread(fd, length - len(head), len(first))
-    if len(head) != length:
+def _read_framed(data: bytes) -> Any:
+    """The header of a cache file written by ``_framed``."""
+    length = int.from_bytes(data[:4], "little")
+    if len(data) < 4 + length:
         raise ValueError("the cache file is cut short")
-    return marshal.loads(head)
+    return marshal.loads(data[4:4 + length])
 
 
 def _framed(header: Any, blob: bytes = b"") -> bytes:
@@ -283,32 +278,19 @@ class RuleTable(LazyTable):
 
 
 class DecideTable(LazyTable):
-    """State -> RuleTable. Each state's rules stay in the cache file (a span after its header)
-    until a call in that state needs them: one state is read, not all."""
+    """State -> RuleTable. Each state's rules stay marshalled (a span of the file's bytes after
+    its header) until a call in that state needs them: one state is decoded, not all."""
 
     files: list[str]
     path: str
-    stat: list[int]      # the stat the file was verified under (``seal.derived_verified``)
-    project: str
+    data: bytes      # the whole file, as checked against the seal
 
     def _decode(self, value: Any) -> Any:
         start, end = value
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                same = seal.stat_list(os.fstat(fd)) == self.stat
-                data = os.pread(fd, end - start, start)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise ConfigError(f"the compiled matrix could not be read ({exc.strerror})",
-                              file=self.path, fix="retry; the next call compiles it again"
-                              ) from None
-        if not same:
-            _HELD.pop(self.path, None)
-            seal.note_changed(self.project, os.path.basename(self.path))
-            raise ConfigError("the compiled matrix changed while governance was reading it",
-                              file=self.path, fix="retry; the next call compiles it again")
+        data = self.data[start:end]
+        if len(data) != end - start:
+            raise ConfigError("the compiled matrix is cut short", file=self.path,
+                              fix="retry; the next call compiles it again")
         table = RuleTable(marshal.loads(data))
         table.files = self.files
         return table

@@ -186,21 +186,22 @@ def derived_verified(project_dir: str, name: str, fd: int, record: dict[str, Any
     st = os.fstat(fd)
     if entry.get("stat") == stat_list(st):
         return True
-    found = digest(_read_fd(fd))
+    found = digest(read_whole(fd))
     return found == entry["sha256"] or _again(project_dir, name, found)
 
 
 def derived_whole(project_dir: str, name: str, record: dict[str, Any] | None
                   ) -> tuple[bytes, list[int]] | None:
     """A large derived file's bytes, read whole, with the stat they were verified under; None
-    when it is missing, not recorded or changed (noted)."""
+    when it is missing, not recorded or changed (noted). The stat is taken after the read: a
+    write before or during it moved the ctime."""
     try:
         fd = os.open(cache_file(project_dir, name), os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
+        data = read_whole(fd)
         stat = stat_list(os.fstat(fd))
-        data = _read_fd(fd)
     finally:
         os.close(fd)
     entry = _derived_entry(record, name)
@@ -237,7 +238,8 @@ def recall_derived(project_dir: str, name: str, seen: object,
     return None
 
 
-def _read_fd(fd: int) -> bytes:
+def read_whole(fd: int) -> bytes:
+    """All of an open file's bytes."""
     chunks = []
     offset = 0
     while chunk := os.pread(fd, 1 << 20, offset):
