@@ -28,7 +28,7 @@ from typing import Any
 
 from governance.decisions.fields import CATEGORIES, STAKES
 from governance.decisions.store import DecisionStore
-from governance.project import package_root
+from governance.install.settings import module_command
 
 OUTCOMES = ("success", "success", "partial", "failure", None, None)
 TOOL_RULE = """guardrails:
@@ -150,9 +150,9 @@ def bench(sizes: Sequence[int], cli_runs: int, queries: int) -> dict[str, Any]:
         request_path = os.path.join(root, "request.json")
         with open(request_path, "w", encoding="utf-8") as handle:
             json.dump(_request(rng, vocab, True), handle)
-        command = [sys.executable, "-m", "governance.commands.cli", "pre-action", "--json", request_path,
-                   "--project", project]
-        env = {**os.environ, "HOME": root, "PYTHONPATH": package_root()}
+        command = [*module_command("governance.commands", sys.executable), "pre-action", "--json",
+                   request_path, "--project", project]
+        env = {**os.environ, "HOME": root}
         cli = _time(lambda: subprocess.run(command, env=env, capture_output=True, check=True),
                     cli_runs)
         report["pre_action_cli_process"] = _percentiles(cli)

@@ -31,6 +31,7 @@ from governance.bench.hooks import (
     measure,
     outcome,
 )
+from governance.install.settings import module_command
 
 MATCH_TARGET = 2.5
 HIT_TARGET = 0.8
@@ -111,7 +112,7 @@ def workload(project: Path, hook: list[str], out: Path, calls: int) -> dict[str,
     python = sys.executable
     for k in range(calls):
         if k and k % 100 == 0:
-            subprocess.run([python, "-m", "governance.commands", "memory", "add",
+            subprocess.run([*module_command("governance.commands", python), "memory", "add",
                             f"bench workload note {k} about docker compose volumes",
                             "--category", "gotchas", "--project", str(project)],
                            capture_output=True, check=True)

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from governance.install.settings import module_command
+
 HOOK_P50_MS = 1.0
 HOOK_P99_MS = 5.0
 CSTP_TARGET_MS = 100.0
@@ -74,8 +76,8 @@ def start(kind: str, project: Path, port: int) -> tuple[subprocess.Popen[bytes],
     process and the seconds until ``/healthz`` answered."""
     env = {**os.environ, "GOVERNANCE_BENCH_PROJECT": str(project)}
     if kind == "uvicorn":
-        argv = [sys.executable, "-m", "governance.commands", "serve", "--project", str(project),
-                "--port", str(port), "--rate", "0"]
+        argv = [*module_command("governance.commands", sys.executable), "serve", "--project",
+                str(project), "--port", str(port), "--rate", "0"]
     else:
         argv = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
                 "--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--loop", "uvloop",
@@ -155,9 +157,10 @@ def _project(root: Path, decisions: int) -> Path:
 
     project = root / "shop-api"
     (project / ".claude").mkdir(parents=True)
-    subprocess.run([sys.executable, "-m", "governance.commands", "install", "--project",
+    cli = module_command("governance.commands", sys.executable)
+    subprocess.run([*cli, "install", "--project",
                     str(project)], check=True, capture_output=True)
-    subprocess.run([sys.executable, "-m", "governance.commands", "state", "set",
+    subprocess.run([*cli, "state", "set",
                     "implementation-cycle", "DO", "WORK-064", "--project", str(project)],
                    check=True, capture_output=True)
     store = DecisionStore.for_project(str(project))

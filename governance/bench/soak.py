@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from governance.install.settings import module_command
+
 RSS_GROWTH_LIMIT = 0.25
 
 
@@ -231,9 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     token = credential.load_or_create(str(project))
     port = free_port()
     # the server as a user starts it: default rate limit (20/s, burst 60 per agent)
-    child = subprocess.Popen([sys.executable, "-m", "governance.commands", "serve", "--project",
-                              str(project), "--port", str(port)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    child = subprocess.Popen([*module_command("governance.commands", sys.executable), "serve",
+                              "--project", str(project), "--port", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while _get(f"http://127.0.0.1:{port}/healthz") != 200:
         if child.poll() is not None or time.monotonic() > deadline:

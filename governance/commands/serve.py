@@ -64,10 +64,12 @@ def _detach(project: str, args: argparse.Namespace) -> int:
     gov = governance_dir(project)
     ensure_dir(gov)
     log = os.path.join(gov, "server.log")
-    with open(log, "ab") as out:
+    from governance.install.settings import module_command
+
+    with open(log, "ab") as out:   # isolated: never the working folder's files (module_command)
         child = subprocess.Popen(
-            [sys.executable, "-m", "governance.commands", "serve", "--project", project,
-             *_listen_args(args)],
+            [*module_command("governance.commands", sys.executable), "serve", "--project",
+             project, *_listen_args(args)],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

@@ -1,6 +1,8 @@
 """Register or remove our MCP servers in a project's ``.mcp.json``.
 
-Two servers, each a stdio server started as ``<python> -m MODULE --project <project>``:
+Two servers, each a stdio server started as ``<python> -I hooks/launch.py MODULE --project
+<project>`` (isolated: Claude Code starts it in the project folder, whose files must never be
+imported in place of ours; see ``settings.module_command``):
 ``mcpServers.governance`` (``governance.decisions.mcp_server``: the decision tools, ``install
 --mcp``) and ``mcpServers.governance-hooks`` (``governance.server.mcp_hooks``: the tool
 ``mcp_tool`` hooks call, ``install --mcp-hooks``). Other servers are kept as they are; a changed
@@ -16,7 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from governance.errors import InstallError
-from governance.install.settings import back_up
+from governance.install.settings import back_up, module_command
 from governance.policy.layer import HOOK_SERVER
 from governance.project import temp_path
 
@@ -35,12 +37,13 @@ def mcp_json_path(project_dir: str) -> str:
 
 
 def server_entry(project_dir: str, python: str, name: str = SERVER_NAME) -> dict[str, Any]:
-    return {"type": "stdio", "command": python,
-            "args": ["-m", SERVERS[name], "--project", project_dir], "env": {}}
+    command, *args = module_command(SERVERS[name], python)
+    return {"type": "stdio", "command": command, "args": [*args, "--project", project_dir],
+            "env": {}}
 
 
 def _module_of(entry: Any) -> str | None:
-    """The ``-m`` module an entry of ours starts, or None for somebody else's server."""
+    """The module an entry of ours starts, or None for somebody else's server."""
     if not isinstance(entry, dict):
         return None
     args = [str(arg) for arg in entry.get("args") or []]

@@ -21,6 +21,14 @@ from governance.errors import InstallError
 from governance.install import mcp_entry, session_entries, settings
 
 
+class Exposed(NamedTuple):
+    """One registration that starts python without ``-I``: the project's files (a
+    ``governance/`` folder, ``sitecustomize.py``) or ``PYTHONPATH`` could run in place of ours."""
+
+    where: str
+    command: str
+
+
 class Broken(NamedTuple):
     """One registration that cannot run: where it is, its command, and the path that is gone."""
 
@@ -59,36 +67,61 @@ def _handlers(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def broken(project: str, data: dict[str, Any]) -> list[Broken]:
-    """Every registration of ours (``data``: the project's settings) that cannot run."""
-    found = []
-    for event, entry in _handlers(data):
-        if entry.get("type", "command") == "command":
-            command = str(entry.get("command", ""))
-            if (missing := _gone(_argv(command))) is not None:
-                found.append(Broken(f"{event} hook", command, missing))
+def _registered(project: str, data: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(where, argv) of every process registration of ours: the command hooks, the status line,
+    the MCP servers and the slash commands (the words before ``state``)."""
+    found = [(f"{event} hook", _argv(str(entry.get("command", ""))))
+             for event, entry in _handlers(data) if entry.get("type", "command") == "command"]
     status = data.get("statusLine")
     if isinstance(status, dict) and session_entries.is_our_statusline(status):
-        command = str(status.get("command", ""))
-        if (missing := _gone(_argv(command))) is not None:
-            found.append(Broken("status line", command, missing))
+        found.append(("status line", _argv(str(status.get("command", "")))))
     try:
         servers = mcp_entry.load_servers(project)
     except InstallError:
         servers = {}   # doctor reports the file itself
     for name, entry in servers.items():
         if isinstance(entry, dict) and mcp_entry.is_ours(entry):
-            argv = [str(entry.get("command", "")), *map(str, entry.get("args") or [])]
-            if (missing := _gone(argv[:1])) is not None:
-                found.append(Broken(f"MCP server {name!r} in .mcp.json", " ".join(argv), missing))
-    for name, governance in _slash_commands(project).items():
-        if (missing := _gone([governance])) is not None:
-            found.append(Broken(f"slash command /{name[:-3]}", governance, missing))
+            found.append((f"MCP server {name!r} in .mcp.json",
+                          [str(entry.get("command", "")), *map(str, entry.get("args") or [])]))
+    found += [(f"slash command /{name[:-3]}", words)
+              for name, words in _slash_commands(project).items()]
     return found
 
 
-def _slash_commands(project: str) -> dict[str, str]:
-    """Our slash command files in the project -> the ``governance`` executable each calls."""
+def broken(project: str, data: dict[str, Any]) -> list[Broken]:
+    """Every registration of ours (``data``: the project's settings) that cannot run."""
+    found = []
+    for where, argv in _registered(project, data):
+        # an MCP server's arguments end with the project; its program and script must exist
+        program = [arg for i, arg in enumerate(argv) if i == 0 or arg.endswith(".py")]
+        if (missing := _gone(program)) is not None:
+            found.append(Broken(where, shlex.join(argv), missing))
+    return found
+
+
+def _isolated(argv: list[str]) -> bool:
+    """Whether ``argv`` starts python with ``-I`` (among the options before its script or
+    module). A one-word command is the ``governance`` console script, which does not."""
+    options = []
+    for arg in argv[1:]:
+        if not arg.startswith("-"):
+            break
+        options.append(arg)
+    return "-I" in options
+
+
+def exposed(project: str, data: dict[str, Any]) -> list[Exposed]:
+    """Every registration of ours that starts python without ``-I`` (written by an earlier
+    version): Claude Code starts it in the project folder with its own environment, so a
+    ``governance/`` folder, a ``sitecustomize.py`` or ``PYTHONPATH`` there runs outside the
+    sandbox. ``governance install --repair`` writes them isolated."""
+    return [Exposed(where, shlex.join(argv)) for where, argv in _registered(project, data)
+            if argv and not _isolated(argv)]
+
+
+def _slash_commands(project: str) -> dict[str, list[str]]:
+    """Our slash command files in the project -> the command (its words) each runs the CLI
+    with: the isolated interpreter, or the ``governance`` executable earlier versions wrote."""
     found = {}
     for name in session_entries.slash_commands(None, "GOVERNANCE"):
         path = os.path.join(project, session_entries.COMMANDS_DIR, name)
@@ -100,8 +133,8 @@ def _slash_commands(project: str) -> dict[str, str]:
         for line in text.splitlines():
             if line.startswith("!`"):
                 words = _argv(line[2:].rstrip("`"))
-                if len(words) > 2 and words[1] == "state":
-                    found[name] = words[0]
+                if "state" in words[1:]:
+                    found[name] = words[:words.index("state", 1)]
     return found
 
 

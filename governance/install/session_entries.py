@@ -61,12 +61,6 @@ def session_hook_entries(python: str | None = None) -> dict[str, list[dict[str, 
     return {event: [settings.handler(script, python)] for event, script in SESSION_EVENTS.items()}
 
 
-def governance_executable(python: str | None = None) -> str:
-    """The ``governance`` console script beside the interpreter (venv or system)."""
-    interpreter = python or settings.interpreter()
-    return os.path.join(os.path.dirname(interpreter), "governance")
-
-
 def statusline_command(python: str | None = None) -> str:
     """The status-line command: the venv's interpreter running ``hooks/statusline.py`` (a console
     script would import ``re`` and the CLI first, and the status line must be as fast as a hook)."""
@@ -109,13 +103,20 @@ def remove_statusline(data: dict[str, Any]) -> bool:
     return False
 
 
+def cli_command(python: str | None = None) -> str:
+    """The CLI as a slash command runs it: the interpreter by its absolute path, isolated
+    (``settings.module_command``), so neither the project folder it runs in nor ``PYTHONPATH``
+    can put another ``governance`` in its place, and the venv need not be on PATH."""
+    return shlex.join(settings.module_command("governance.commands", python))
+
+
 def slash_commands(python: str | None = None, governance: str | None = None) -> dict[str, str]:
     """``{file name: text}`` of the slash commands for ``<project>/.claude/commands/``.
 
-    The CLI is called by its absolute path, so the commands work without the venv on PATH.
+    The CLI is ``cli_command(python)``, or the executable ``governance`` (the plugin's commands:
+    ``governance`` from PATH, as the plugin cannot know where the tool is installed).
     """
-    executable = governance or governance_executable(python)
-    quoted = shlex.quote(executable)
+    quoted = shlex.quote(governance) if governance else cli_command(python)
     return {
         "cycle.md": CYCLE_COMMAND.format(governance=quoted),
         "governance-state.md": STATE_COMMAND.format(governance=quoted),

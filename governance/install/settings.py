@@ -66,6 +66,15 @@ def interpreter() -> str:
     return os.path.abspath(sys.executable)
 
 
+def module_command(module: str, python: str | None = None) -> list[str]:
+    """The argv that runs our ``module`` as a program, isolated from the folder it is started in:
+    ``<python> -I hooks/launch.py MODULE`` (``-I``: no working folder, ``PYTHON*`` variables or
+    user site on ``sys.path``; the launcher puts the package beside it first). Every process we
+    register or start runs this way, never ``python -m``, which imports the working folder's
+    ``governance/`` first."""
+    return [python or interpreter(), "-I", os.path.join(hook_scripts_dir(), "launch.py"), module]
+
+
 def hook_command(script: str, python: str | None = None, fail_closed: bool = False) -> str:
     path = os.path.join(hook_scripts_dir(), script)
     # -I: no user site, no PYTHON* variables; -S: no site-packages scan at start-up (the hot path

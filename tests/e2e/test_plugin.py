@@ -44,7 +44,8 @@ def test_hooks_json_uses_exec_form_with_plugin_root() -> None:
             for handler in group["hooks"]:
                 assert handler["type"] == "command"
                 assert handler["command"] == "python3"
-                (script,) = handler["args"]
+                *flags, script = handler["args"]
+                assert flags == ["-I", "-S"]   # nothing from the project or PYTHON* variables
                 assert script.startswith("${CLAUDE_PLUGIN_ROOT}/hooks/")
                 seen[event] = script.rsplit("/", 1)[1]
     assert seen == PLUGIN_HOOK_EVENTS
@@ -67,7 +68,7 @@ def test_plugin_validates_strictly(claude_binary: Path, tmp_path: Path) -> None:
     assert report["manifest"]["type"] == "plugin"
     assert report["manifest"]["errors"] == []
     assert all(not item.get("errors") for item in report["contents"]), report["contents"]
-    provided = {(h["event"], h["args"][0].rsplit("/", 1)[1]) for h in report["provides"]["hooks"]}
+    provided = {(h["event"], h["args"][-1].rsplit("/", 1)[1]) for h in report["provides"]["hooks"]}
     assert provided == set(PLUGIN_HOOK_EVENTS.items())
     assert sorted(report["provides"]["commands"]) == [
         "governance:cycle", "governance:governance-state"]

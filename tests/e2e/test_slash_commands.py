@@ -31,7 +31,7 @@ def _install(project: Path, shim: Path) -> None:
     assert done.returncode == 0, done.stderr
     folder = project / ".claude" / "commands"
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in slash_commands(governance=str(shim)).items():
+    for name, text in slash_commands(sys.executable).items():   # as install writes them
         (folder / name).write_text(text)
 
 

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from governance.errors import InstallError
 from governance.install.mcp_entry import check, install_mcp, uninstall_mcp
+from governance.install.settings import hook_scripts_dir
 
 PY = "/opt/venv/bin/python"
+LAUNCHER = os.path.join(hook_scripts_dir(), "launch.py")
 
 
 def read(path: Path) -> dict[str, object]:
@@ -21,7 +24,8 @@ def test_install_creates_the_file(tmp_path: Path) -> None:
     assert path == tmp_path / ".mcp.json"
     assert read(path) == {"mcpServers": {"governance": {
         "type": "stdio", "command": PY,
-        "args": ["-m", "governance.decisions.mcp_server", "--project", str(tmp_path.resolve())],
+        "args": ["-I", LAUNCHER, "governance.decisions.mcp_server", "--project",
+                 str(tmp_path.resolve())],
         "env": {}}}}
     assert not (tmp_path / ".mcp.json.bak").exists()
     assert not (tmp_path / ".claude" / "governance" / "backups" / "mcp.json.bak").exists()
@@ -101,7 +105,7 @@ def test_install_rewrites_a_registration_of_the_old_module(tmp_path: Path) -> No
     install_mcp(str(tmp_path), PY)
     servers = read(path)["mcpServers"]
     assert isinstance(servers, dict) and set(servers) == {"memory", "governance"}
-    assert servers["governance"]["args"][:2] == ["-m", "governance.decisions.mcp_server"]
+    assert servers["governance"]["args"][:3] == ["-I", LAUNCHER, "governance.decisions.mcp_server"]
     assert check(str(tmp_path)) == [(True, "MCP server 'governance' registered "
                                            "(governance.decisions.mcp_server)", "")]
 
@@ -121,6 +125,17 @@ def test_the_registered_module_starts(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "governance.decisions.mcp_server", "--help"],
+    install_mcp(str(tmp_path), sys.executable)
+    entry = read(tmp_path / ".mcp.json")["mcpServers"]["governance"]  # type: ignore[index]
+    done = subprocess.run([entry["command"], *entry["args"], "--help"], cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--project" in done.stdout
+
+
+def test_the_launcher_runs_only_our_modules(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-I", LAUNCHER, "http.server"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "one of governance's modules" in done.stderr

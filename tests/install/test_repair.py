@@ -93,7 +93,7 @@ def test_doctor_names_each_broken_registration_and_repair_mends_them(
     assert shlex.split(data["statusLine"]["command"])[0] == now  # type: ignore[index]
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers["governance"]["command"] == now
-    assert shlex.quote(str(Path(now).parent / "governance")) in (
+    assert f"!`{shlex.join(settings.module_command('governance.commands', now))} state set" in (
         project / ".claude" / "commands" / "cycle.md").read_text()
     # the state and the seal survived: the repaired hook denies in DO as before
     assert answers(repaired, project)["hookSpecificOutput"]["permissionDecision"] == "deny"  # type: ignore[index]

@@ -86,7 +86,11 @@ def test_slash_commands_call_the_cli_by_absolute_path(tmp_path: Path) -> None:
     assert "!`/opt/venv/bin/governance state show`" in commands["governance-state.md"]
     written = write_slash_commands(str(tmp_path), "/opt/venv/bin/python")
     assert sorted(os.path.basename(p) for p in written) == ["cycle.md", "governance-state.md"]
-    assert (tmp_path / ".claude" / "commands" / "cycle.md").read_text() == cycle
+    # install writes the interpreter, isolated (-I: the project's files never run in its place)
+    cli = f"/opt/venv/bin/python -I {settings.hook_scripts_dir()}/launch.py governance.commands"
+    text = (tmp_path / ".claude" / "commands" / "cycle.md").read_text()
+    assert f"!`{cli} state set $ARGUMENTS`" in text
+    assert f"allowed-tools: Bash({cli} state set:*)" in text
 
 
 def test_check_reports_each_piece(tmp_path: Path) -> None:

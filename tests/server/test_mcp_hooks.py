@@ -16,7 +16,7 @@ import pytest
 from governance.install import mcp_entry, settings
 from governance.policy.layer import HOOK_TOOL_NAME, GovernanceLayer
 from governance.server import mcp_hooks
-from tests.helpers import PAYLOAD_DIR, REPO, install, recorded, run_command, set_state
+from tests.helpers import PAYLOAD_DIR, install, recorded, run_command, set_state
 
 PAYLOADS = sorted(p.name for p in PAYLOAD_DIR.glob("*.json"))
 
@@ -39,7 +39,7 @@ def served_by(project: Path, work: Callable[[Any], Awaitable[None]]) -> None:
 
     entry = mcp_entry.load_servers(str(project))["governance-hooks"]
     params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=str(project),
-                                   env={**os.environ, "PYTHONPATH": str(REPO), **entry["env"]})
+                                   env={**os.environ, **entry["env"]})
 
     async def main() -> None:
         with anyio.fail_after(120):
@@ -74,8 +74,8 @@ def test_handlers_name_every_field_and_the_failure_policy(project: Path) -> None
     assert handler_for(project, "UserPromptSubmit")["type"] == "mcp_tool"
     assert data["permissions"]["deny"] == [HOOK_TOOL_NAME]
     entry = mcp_entry.load_servers(str(project))["governance-hooks"]
-    assert entry["args"] == ["-m", "governance.server.mcp_hooks", "--project",
-                             os.path.realpath(project)]
+    assert entry["args"] == ["-I", os.path.join(settings.hook_scripts_dir(), "launch.py"),
+                             "governance.server.mcp_hooks", "--project", os.path.realpath(project)]
     local = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert local["enabledMcpjsonServers"] == ["governance-hooks"]
 
@@ -214,19 +214,18 @@ def test_switching_transports_and_uninstall_leave_nothing_behind(project: Path) 
 
 
 def test_doctor_calls_the_server_the_way_claude_code_starts_it(
-        project: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        project: Path, capsys: Any) -> None:
     from governance.commands.cli import main
 
     install(project, False, "--mcp-hooks")
     capsys.readouterr()
-    monkeypatch.setenv("PYTHONPATH", str(REPO))   # the entry's python is this venv's
     assert main(["doctor", "--project", str(project)]) == 0
     said = capsys.readouterr().out
     assert "PreToolUse hook registered (mcp_tool): governance-hooks/decide_tool_call" in said
     assert "live PreToolUse call through MCP answered: [STATE: EXPLORE]" in said
     path = project / ".mcp.json"
     entry = json.loads(path.read_text())
-    entry["mcpServers"]["governance-hooks"]["args"][1] = "governance.server.nothing_here"
+    entry["mcpServers"]["governance-hooks"]["args"][2] = "governance.server.nothing_here"
     path.write_text(json.dumps(entry))
     assert main(["doctor", "--project", str(project)]) == 1
     assert "did not answer a PreToolUse call" in capsys.readouterr().out
