@@ -8,21 +8,15 @@ a variable, a download) is ``shell-unknown``, never a harmless ``code-exec``.
 
 from __future__ import annotations
 
+from governance.shell.program import LANGUAGES, language_of, program, shebang_language
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
 STDIN_PATHS = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
-# interpreter name -> the language ``shell.inline`` reads
-LANGUAGES = {"python": "python", "pypy": "python", "node": "node", "bun": "node", "deno": "node",
-             "perl": "perl", "ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua"}
-
-
-def language_of(name: str) -> str | None:
-    """The language ``shell.inline`` reads for an interpreter's name (``python3.12`` -> python)."""
-    return next((lang for prefix, lang in LANGUAGES.items() if name.startswith(prefix)), None)
+__all__ = ["LANGUAGES", "STDIN_PATHS", "language_of", "program", "shebang_language"]
 
 
 def string(an: Walk, text: str | None, raw: str, base: str, seg: str, depth: int) -> None:
@@ -89,27 +83,6 @@ def script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
     if an.protected(value, raw):
         an.add("governance-admin", seg, f"{raw} is a governance script: ask the user to run it "
                "from a terminal")
-
-
-def shebang_language(text: str) -> str | None:
-    """The language of a program by its ``#!`` line (``#!/usr/bin/env -S python3 -u``), None for
-    shell commands or no such line."""
-    if not text.startswith("#!"):
-        return None
-    words = [w for w in text.split("\n", 1)[0][2:].split() if not w.startswith("-")]
-    name = (words[1] if words and words[0].endswith("/env") and len(words) > 1
-            else words[0] if words else "").rsplit("/", 1)[-1]
-    return language_of(name)
-
-
-def program(an: Walk, text: str, language: str | None, seg: str, depth: int) -> None:
-    """A program whose text is known: shell commands, or code (by ``language`` or its #! line)."""
-    if language is None:
-        language = shebang_language(text)
-    if language is None:
-        an.script(text, depth + 1, seg)
-    else:
-        an.inline(language, text, seg, depth)
 
 
 def stdin_program(an: Walk, base: str, cmd: Simple, seg: str, depth: int,

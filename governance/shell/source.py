@@ -138,7 +138,7 @@ def run_text(an: Walk, text: str, language: str | None, origin: str, seg: str, d
     line) one level deeper, its acts saying where they came from; in ``cwd`` when given (a recipe
     runs in its file's folder). A ``cd`` inside ends with the program unless ``keep_cwd`` (a sourced
     script). Governance's own package or paths make it ``governance-admin``."""
-    from governance.shell.script import program, shebang_language
+    from governance.shell.program import program, shebang_language
 
     why = names_governance(an, text, language or shebang_language(text))
     if why is not None:
