@@ -17,7 +17,7 @@ KEYS: dict[str, str] = {
     "extends": "`default`: lay this file over the packaged matrix, key by key (a key this file "
                "does not set keeps the packaged value). Unset: this file replaces the packaged "
                "matrix as a whole, except `tools`, `protected_paths`, `exec_config_paths`, "
-               "`mcp_paths` and `shell`, "
+               "`sandbox_network`, `mcp_paths` and `shell`, "
                "which are inherited when this file has none.",
     "default_action": "The action for a primitive that has no rule in a state (an unknown tool "
                       "is the primitive `unknown`).",
@@ -36,6 +36,15 @@ KEYS: dict[str, str] = {
                          "with `/` is relative to the project; also `~/...`, "
                          "`$XDG_CONFIG_HOME/...` and absolute paths. Every layer's entries are "
                          "joined.",
+    "sandbox_network": "`PRIMITIVE: [hosts]`: the acts that reach the network from a Bash "
+                       "command, each with the hosts it needs. Where the sandbox is part of "
+                       "governance, a state that blocks, asks or redirects any of them closes "
+                       "Bash's network (`deniedDomains: [\"*\"]`), except to the hosts of the "
+                       "acts it allows (written as `allowedDomains`; they open only where "
+                       "`strictAllowlist` is on in the user's or managed settings, docs/sandbox.md). "
+                       "An act without hosts opens nothing (any web page; the git host, which "
+                       "push and fetch share): the hook keeps deciding it. A layer's list "
+                       "replaces the lower one for that primitive.",
     "mcp_paths": "Which keys of an MCP tool's input name files, checked against "
                  "`protected_paths` (below).",
     "skill_restrictions": "Per state: the skills (the Skill tool's skill name, fnmatch) that are "
@@ -108,6 +117,10 @@ PRIMITIVES: dict[str, str] = {
     "vcs-commit": "Recording changes in version control (`git commit`, ...).",
     "vcs-push": "Publishing commits (`git push`, ...).",
     "web-fetch": "Fetching a URL.",
+    "local-request": "A request that stays on this machine: to a loopback address (127.0.0.0/8, "
+                     "::1, localhost, *.localhost), a Unix socket or one of the project's dev "
+                     "hosts (`shell.local_hosts`), with no proxy or address mapping that could "
+                     "send it elsewhere.",
     "web-search": "Searching the web.",
     "user-query": "Asking the user a question.",
     "memory-search": "Reading an agent memory store (an MCP memory server).",

@@ -91,7 +91,8 @@ def apply(out: list[Finding], kind: str, items: list[Item], reason: str,
         out.extend(evaluate(first) if isinstance(first, str) else
                    [Finding("shell-unknown", reason + " on code known only at run time")])
     elif kind in ("net", "unknown"):
-        out.append(Finding("web-fetch", reason) if kind == "net" else
+        out.append(Finding("web-fetch", reason, path=first if isinstance(first, str) else None)
+                   if kind == "net" else
                    Finding("shell-unknown", reason + " (what it runs is known only at run time)"))
     elif kind in ("del", "destroy", "write", "dels"):     # dels: every argument is a path
         for value in flat(items) if kind == "dels" else first if isinstance(first, list) else [first]:

@@ -152,7 +152,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 harmless = True               # writes only to /dev/null and the like, or nothing
                 continue
             matched = True
-            an.add(rule["primitive"], seg, rule["reason"])
+            local = _local(an, base, spec, argv, cmd) if rule["primitive"] == "web-fetch" else None
+            an.add("local-request" if local else rule["primitive"], seg, local or rule["reason"])
             if rule.get("extracts"):     # tar -x, git apply ...: the files it writes, listed
                 from governance.shell.extraction import extract
 
@@ -194,6 +195,18 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     else:
         an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | None) -> str | None:
+    """Why a fetching program's request stays on this machine (``shell.endpoint``), or None."""
+    if not spec.get("requests"):
+        return None
+    from governance.shell.endpoint import PROXY_VARIABLES, request
+
+    names = [name for name, _ in cmd.assigns] if cmd is not None else []
+    proxied = any(n.lower() in PROXY_VARIABLES for n in [*names, *an.vars])
+    why = request(spec["requests"], argv, an.shell.get("local_hosts", ()), proxied)
+    return f"{base}: {why}, not the web" if why else None
 
 
 _RUNNERS = {"make": "makefile", "gmake": "makefile", "just": "justfile", "npm": "package_scripts",

@@ -55,8 +55,18 @@ class PatternModel(_Strict):
                       "git-config", "tree"] = ""
 
 
+class RequestsModel(_Strict):
+    """Where a fetching program's URLs are (``governance.shell.endpoint``)."""
+
+    urls: Literal["all", "httpie", "host"] = "all"
+    url_options: list[str] = []
+    via: list[str] = []
+    sockets: list[str] = []
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
+    requests: RequestsModel | None = None
     replace: bool = False
     runs: list[str] = []
     program: bool = False
@@ -109,6 +119,7 @@ class ShellModel(_Strict):
     protected_probes: list[str] = []
     unknown_destructive_markers: list[str] = []
     risky_env: list[str] = []
+    local_hosts: list[str] = []
     wrappers: dict[str, WrapperModel] = {}
     shells: list[str] = []
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
@@ -176,7 +187,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells")},
+                                  "shells", "local_hosts")},
     ("commands", "*", "patterns"): PREPEND,
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -238,11 +249,17 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
         with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
                           if o not in with_value)
+        requests = command.requests.model_dump() if command.requests else None
+        if requests:
+            with_value.update((o, 1) for o in [*requests["url_options"], *requests["sockets"],
+                                               *requests["via"]] if o not in with_value)
         commands[name] = {"with_value": with_value, "patterns": patterns, "runs": list(command.runs),
                           "program": command.program, "harmless": list(command.harmless),
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
                           "replace": command.replace}
+        if requests:
+            commands[name]["requests"] = requests
     wrappers: dict[str, Any] = {}
     for name, wrapper in model.wrappers.items():
         entry: dict[str, Any] = {
@@ -259,7 +276,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             primitives.add(wrapper.primitive)
     primitives |= {"shell-read", "shell-execute", "shell-unlisted", "shell-unknown",
                    "shell-background", "governance-admin", "code-exec", "file-write",
-                   "file-delete", "destructive", "web-fetch"}
+                   "file-delete", "destructive", "web-fetch", "local-request"}
     return {
         "limits": model.limits.model_dump(),
         "read_only": _flags(model.read_only),
@@ -269,6 +286,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "protected_probes": list(model.protected_probes),
         "unknown_destructive_markers": list(model.unknown_destructive_markers),
         "risky_env": _flags(model.risky_env),
+        "local_hosts": [h.lower() for h in model.local_hosts],
         "wrappers": wrappers,
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),

@@ -116,6 +116,12 @@ def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
                         folder=found.primitive == "destructive")
             if found.primitive == "file-write":
                 an.written(path)
+        elif found.primitive == "web-fetch" and found.path and "prox" not in code.lower():
+            from governance.shell.endpoint import url_reason
+
+            why = url_reason(found.path, an.shell.get("local_hosts", ()))
+            an.add("local-request" if why else "web-fetch", seg,
+                   f"{found.reason}: the request goes to {why}, not the web" if why else found.reason)
         else:
             an.add(found.primitive, seg, found.reason)
 

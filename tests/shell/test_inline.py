@@ -57,7 +57,8 @@ def summary(language: str, code: str) -> set[Summary]:
         elif f.primitive in ("file-write", "file-delete", "destructive"):
             out.add((f.primitive, f.path))
         else:
-            assert f.command is None and f.argv is None and f.path is None, f
+            assert f.command is None and f.argv is None, f
+            assert f.path is None or f.primitive == "web-fetch", f   # web-fetch: its URL
             out.add((f.primitive,))
     return out
 

@@ -43,3 +43,48 @@ def test_unparseable_command_is_shown_as_unknown(project: Path,
     result = json.loads(out)
     assert result["segments"][0].startswith("(not parsed:")
     assert [a["primitive"] for a in result["acts"]] == ["shell-unknown"]
+
+
+def test_a_request_to_this_machine_is_local_not_the_web(project: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    set_state(project, "implementation-cycle/DO/w1")
+    out = run(capsys, "explain-command", "--project", str(project), "--json",
+              "sleep 2 && curl -sf http://127.0.0.1:8001/healthz")
+    result = json.loads(out)
+    assert {a["primitive"] for a in result["acts"]} == {"local-request"}   # sleep only reads
+    local = next(a for a in result["acts"] if a["primitive"] == "local-request")
+    assert "127.0.0.1, this machine's loopback address" in local["reason"]
+    assert result["decision"]["action"] == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "curl -sf https://example.com/healthz",                       # a remote host
+    "curl -x http://127.0.0.1:8080 https://evil.example/",       # a local proxy to a remote host
+    "curl --resolve localhost:80:203.0.113.9 http://localhost/",  # localhost mapped elsewhere
+    "curl -sf \"$API/healthz\"",                                  # a host known only at run time
+])
+def test_a_request_that_may_leave_the_machine_is_still_web_fetch(
+        project: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    set_state(project, "implementation-cycle/DO/w1")
+    result = json.loads(run(capsys, "explain-command", "--project", str(project), "--json", command))
+    assert "local-request" not in {a["primitive"] for a in result["acts"]}
+    assert result["decision"]["primitive"] == "web-fetch"
+    assert result["decision"]["action"] == "block"
+
+
+def test_the_projects_dev_hosts_are_local(project: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from governance.policy import seal
+
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True)
+    override.write_text("extends: default\nshell:\n  local_hosts: ['*.dev.internal']\n")
+    seal.accept_matrix(str(project), override.read_bytes())
+    set_state(project, "implementation-cycle/DO/w1")
+    quiet = json.loads(run(capsys, "explain-command", "--project", str(project), "--json",
+                           "http POST api.dev.internal:8000/items name=x"))
+    assert quiet["decision"]["action"] == "allow"
+    assert "one of the project's dev hosts" in quiet["acts"][0]["reason"]
+    loud = json.loads(run(capsys, "explain-command", "--project", str(project), "--json",
+                          "http POST api.dev.internal.evil.example/items name=x"))
+    assert loud["decision"]["primitive"] == "web-fetch"
