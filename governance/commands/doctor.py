@@ -169,7 +169,10 @@ def _sandbox(project: str, matrix: dict[str, object], report: Report) -> None:
         report.bad(f"sandbox settings changed since `sandbox on`: {item}",
                    "run `governance sandbox on` to write them again")
     if not found["drift"]:
-        report.ok(f"network for sandboxed commands: {found['network']} in {state}")
+        left = next(row["hook"] for row in found["states"] if row["state"] == state)
+        report.ok(f"network for sandboxed commands in {state}: {found['network_rule']}; left "
+                  f"to the hook: the file, web and MCP tools (outside the sandbox) and "
+                  f"{', '.join(left) or 'nothing more'}")
 
 
 def _fence(project: str, matrix: dict[str, object]) -> None:

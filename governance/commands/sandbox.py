@@ -17,7 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                    "follows the cycle state (refuses where it cannot start)")
     on.add_argument("--python", help="the interpreter our hooks run with (default: this one)")
     sub.add_parser("off", help="take back exactly the sandbox settings `on` added")
-    show = sub.add_parser("status", help="configured? can it start here? the network rule now")
+    show = sub.add_parser("status", help="configured? can it start here? the network rule now, "
+                                         "and per state what the sandbox closes and what it "
+                                         "leaves to the hook")
     show.add_argument("--json", action="store_true")
     for p in sub.choices.values():
         p.add_argument("--project", help="the project folder (default: the current project)")
@@ -69,9 +71,16 @@ def describe(report: dict[str, Any], state: str) -> str:
              f"({report['platform']})"]
     if report["why_not"]:
         lines.append(f"  why not: {report['why_not']}")
-    lines.append(f"Network for sandboxed commands: {report['network']}; the state {state} "
-                 + ("closes it" if report["state_closes_network"] else "leaves it to Claude Code's "
-                    "own rules"))
+    lines.append(f"Network for sandboxed commands now: {report['network']}"
+                 + (f" except {', '.join(report['allowed_hosts'])}" if report["allowed_hosts"]
+                    else "") + f"; the state {state} asks: {report['network_rule']}")
+    lines.append("Per state (the sandbox confines Bash only; Write, Edit, WebFetch and MCP tools "
+                 "run outside it and stay with the hook):")
+    for row in report["states"]:
+        mark = "*" if row["state"] == state else " "
+        lines.append(f" {mark}{row['state']}: closes {'; '.join(row['closes'])}")
+        lines.append(f"    network: {row['network_text']}")
+        lines.append(f"    left to the hook: {', '.join(row['hook']) or 'nothing more'}")
     for item in report["drift"]:
         lines.append(f"  changed since `sandbox on`: {item}")
     return "\n".join(lines)

@@ -82,20 +82,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _set_with_sandbox(project: str, matrix: dict[str, Any], cycle: str, phase: str,
                       work: str) -> Any:
-    """Write the state, with the sandbox's network rule in step: a network that closes is closed
-    before the state file says so, one that opens is opened after it, so no moment exists where
-    the state forbids the network and the sandbox allows it. (Claude Code applies a settings change
+    """Write the state, with the sandbox's network rule in step: before the state file, the rule
+    as strict as both the old and the new state (``control.meet``: what closes is closed first),
+    after it the new state's own rule (what opens is opened last), so no moment exists where a
+    state forbids the network and the sandbox allows it. (Claude Code applies a settings change
     about a second after the file is written: docs/sandbox.md.)"""
-    from governance.policy.state import resolve, set_state
+    from governance.policy.state import read_state, resolve, set_state
     from governance.sandbox import control
 
     target = resolve(matrix, cycle, phase)  # None for an unknown phase: set_state says so
-    closing = target is not None and control.closes_network(matrix, target)
-    if target is not None and closing:
-        control.follow_state(project, matrix, target)
+    if target is not None:
+        current = read_state(project, matrix).state
+        control.follow_state(project, matrix, target, control.meet(
+            control.network_rule(matrix, current), control.network_rule(matrix, target)))
     new = set_state(project, matrix, cycle, phase, work)
-    if not closing:
-        control.follow_state(project, matrix, new.state)
+    control.follow_state(project, matrix, new.state)
     return new
 
 
@@ -129,9 +130,8 @@ def _show(project: str, matrix: dict[str, Any], current: Any, as_json: bool) -> 
 def _network_rule(project: str, matrix: dict[str, Any], state: str) -> str:
     from governance.sandbox import control
 
-    closes = control.closes_network(matrix, state)
     if control.load_manifest(project) is None:
         return ("the sandbox is not part of governance, so only the tools' rules apply "
                 "(`governance sandbox on` confines Bash commands too)")
-    return ("closed to sandboxed commands (every host refused)" if closes
-            else "sandboxed commands follow Claude Code's own network rules")
+    text = control.describe_rule(control.network_rule(matrix, state), control.strict_allowlist())
+    return f"{text.replace('closed', 'closed to sandboxed commands', 1)}"

@@ -46,8 +46,21 @@ def run(args: argparse.Namespace) -> int:
         from governance.commands.accept import record_matrix
 
         print(record_matrix(project, compiled, override, config_hash))
+        _follow_network(project, compiled)
     knowledge = _knowledge(project, args.strict)
     return _intents(project) or knowledge
+
+
+def _follow_network(project: str, compiled: dict[str, object]) -> None:
+    """The sandbox's network rule for the current state, as the accepted matrix now says."""
+    from governance.policy.state import read_state
+    from governance.sandbox import control
+
+    state = read_state(project, compiled).state
+    if control.follow_state(project, compiled, state) is not None:
+        rule = control.describe_rule(control.network_rule(compiled, state),
+                                     control.strict_allowlist())
+        print(f"sandbox network for Bash in {state}: {rule}")
 
 
 def _show_loosened(default: tuple[str, bytes], compiled: dict[str, object], config_hash: str

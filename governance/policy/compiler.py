@@ -130,6 +130,7 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
                 layers.insert(0, _Layer(default[0], base))
                 layers[0].model = MatrixFile(tools=base.tools, protected_paths=base.protected_paths,
                                              exec_config_paths=base.exec_config_paths,
+                                             sandbox_network=base.sandbox_network,
                                              mcp_paths=base.mcp_paths, shell=base.shell)
     elif base is not None:
         layers = [_Layer(default[0], base)]
@@ -213,6 +214,8 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                         "the project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
             elif pattern.lower() not in exec_config:
                 exec_config.append(pattern.lower())
+    network = _sandbox_network(layers, merged.get("sandbox_network") or {}, decide, states,
+                               default_action, problems)
     mcp_paths: dict[str, Any] = {"keys": [], "servers": {}}
     for ly in layers:
         if ly.model.mcp_paths is not None:
@@ -293,12 +296,46 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "tools_glob": tools_glob,
         "protected": protected,
         "exec_config": exec_config,
+        "sandbox_network": network,
         "mcp_paths": mcp_paths,
         "skills": skills,
         "phase_to_state": phase_to_state,
         "cycles": cycles,
         "shell": shell,
     }
+
+
+# A host a state may open to sandboxed commands: a name or ``*.name`` (no scheme, path or port).
+_HOST = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
+OPENING = ("allow", "warn")
+
+
+def _sandbox_network(layers: list[_Layer], acts: dict[str, list[str]],
+                     decide: dict[str, dict[str, tuple[str, str, str, str, str]]],
+                     states: list[str], default_action: str,
+                     problems: list[Problem]) -> dict[str, dict[str, Any]]:
+    """Per state, what the sandbox does with Bash's network: ``closed`` where the state blocks,
+    asks or redirects any act of ``sandbox_network`` (``closed_by``), and then open only to the
+    hosts of the acts it still allows (``allow``, ``opened_by``). An act listed without hosts
+    needs hosts that cannot be listed (any web page; the git host, which push and fetch share),
+    so it opens nothing: the hook keeps deciding it, and the WebFetch tool is not sandboxed."""
+    for ly in layers:
+        for prim, hosts in (ly.model.sandbox_network or {}).items():
+            for i, host in enumerate(hosts):
+                if not _HOST.match(host):
+                    problems.append(Problem(
+                        "error", ly.path, f"sandbox_network.{prim}[{i}]", f"bad host {host!r}",
+                        "write a lower-case host name such as pypi.org or *.npmjs.org (no "
+                        "scheme, path or port; `*` alone would open every host)"))
+    out: dict[str, dict[str, Any]] = {}
+    for state in states:
+        action = {p: decide[state][p][0] if p in decide[state] else default_action for p in acts}
+        closed_by = [p for p in acts if action[p] not in OPENING]
+        opened_by = [p for p in acts if closed_by and acts[p] and action[p] in OPENING]
+        allow = list(dict.fromkeys(h for p in opened_by for h in acts[p]))
+        out[state] = {"closed": bool(closed_by), "closed_by": closed_by, "allow": allow,
+                      "opened_by": opened_by}
+    return out
 
 
 STRICTNESS = {"allow": 0, "warn": 1, "ask": 2, "block": 3, "redirect": 3}

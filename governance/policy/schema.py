@@ -3,7 +3,7 @@
 Used by the CLI and whenever a matrix changes (never on the hook's hot path). The format is a
 superset of the HAIOS project's matrix: ``version``, ``default_action``, ``rules``, ``phase_to_state``,
 ``skill_restrictions``; plus ``states``, ``settings``, ``tools``, ``protected_paths``,
-``exec_config_paths``, ``cycles``, ``shell`` and ``extends``.
+``exec_config_paths``, ``sandbox_network``, ``cycles``, ``shell`` and ``extends``.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class MatrixFile(_Strict):
     tools: dict[str, str] | None = None
     protected_paths: list[str] | None = None
     exec_config_paths: list[str] | None = None
+    sandbox_network: dict[str, list[str]] | None = None
     mcp_paths: McpPaths | None = None
     skill_restrictions: dict[str, SkillRestriction] | None = None
     phase_to_state: dict[str, str] | None = None

@@ -5,7 +5,8 @@ What we set: ``enabled: true``, ``allowUnsandboxedCommands: false`` (else the mo
 failed command outside the sandbox), ``failIfUnavailable: true`` (else a missing bubblewrap
 silently runs everything unsandboxed), ``filesystem.denyWrite`` for every governance file (the
 ledger's anchors under the user's home included), and
-``network.deniedDomains: ["*"]`` while the state closes the network. What we changed is recorded in
+``network.deniedDomains: ["*"]`` (with ``network.allowedDomains`` for the hosts the state's
+allowed acts need) while the state closes the network. What we changed is recorded in
 the manifest (``.claude/governance/sandbox.json``): the previous value of every key we set and every
 list entry we added, so that removal restores the user's own settings and touches nothing else.
 """
@@ -24,6 +25,7 @@ SCALARS: dict[str, object] = {"enabled": True, "allowUnsandboxedCommands": False
                               "failIfUnavailable": True}
 DENY_WRITE = ("filesystem", "denyWrite")
 DENIED_DOMAINS = ("network", "deniedDomains")
+ALLOWED_DOMAINS = ("network", "allowedDomains")
 EVERY_HOST = "*"
 ABSENT = {"absent": True}  # the manifest's word for "the key did not exist"
 
@@ -81,7 +83,8 @@ def new_manifest(settings_file: str) -> dict[str, Any]:
 
 
 def apply(data: dict[str, Any], manifest: dict[str, Any], deny_write: list[str],
-          network_closed: bool) -> None:
+          network_closed: bool, allow: list[str] | tuple[str, ...] = (),
+          strict: bool = False) -> None:
     """Merge our sandbox settings into ``data`` (Claude Code's settings object), recording in
     ``manifest`` what was not there before. Applying twice changes nothing more."""
     created: list[str] = manifest["created"]
@@ -98,31 +101,47 @@ def apply(data: dict[str, Any], manifest: dict[str, Any], deny_write: list[str],
         if path not in paths:
             paths.append(path)
             ours.append(path)
-    set_network(data, manifest, network_closed)
+    set_network(data, manifest, network_closed, allow, strict)
 
 
-def set_network(data: dict[str, Any], manifest: dict[str, Any], closed: bool) -> bool:
-    """Close (``deniedDomains: ["*"]``) or reopen the network; True when ``data`` changed. A
-    ``"*"`` the user wrote is theirs: reopening never removes it."""
-    key = ".".join(DENIED_DOMAINS)
-    ours = manifest["added"].setdefault(key, [])
-    if closed:
-        domains = _list(data, DENIED_DOMAINS, manifest["created"])
-        if EVERY_HOST in domains:
-            return False
-        domains.append(EVERY_HOST)
-        ours.append(EVERY_HOST)
-        return True
-    if EVERY_HOST not in ours:
-        return False
-    ours.remove(EVERY_HOST)
-    network = data.get("sandbox", {}).get("network", {})
-    denied = network.get("deniedDomains") if isinstance(network, dict) else None
-    if isinstance(denied, list) and EVERY_HOST in denied:
-        denied.remove(EVERY_HOST)
+def set_network(data: dict[str, Any], manifest: dict[str, Any], closed: bool,
+                allow: list[str] | tuple[str, ...] = (), strict: bool = False) -> bool:
+    """Close (``deniedDomains: ["*"]``) or reopen the network, with ``allow`` as our
+    ``allowedDomains`` while it is closed; True when ``data`` changed. ``deniedDomains`` wins over
+    ``allowedDomains`` in Claude Code, so a closed network with an allowlist is written as the
+    allowlist alone only where ``strict`` (``strictAllowlist`` is in force, which project settings
+    cannot set): then a host off the list is refused. Otherwise ``"*"`` stays and the listed hosts
+    are refused too. A ``"*"`` or host the user wrote is theirs: reopening never removes it."""
+    every = closed and not (allow and strict)
+    changed = _set_entries(data, manifest, DENIED_DOMAINS, [EVERY_HOST] if every else [])
+    return _set_entries(data, manifest, ALLOWED_DOMAINS, list(allow) if closed else []) or changed
+
+
+def _set_entries(data: dict[str, Any], manifest: dict[str, Any], path: tuple[str, ...],
+                 wanted: list[str]) -> bool:
+    """Make our entries of the list at ``sandbox.PATH`` exactly ``wanted``, leaving the user's."""
+    ours: list[str] = manifest["added"].setdefault(".".join(path), [])
+    changed = False
+    stale = [entry for entry in ours if entry not in wanted]
+    if stale:
+        node: Any = data.get("sandbox")
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        for entry in stale:
+            ours.remove(entry)
+            if isinstance(node, list) and entry in node:
+                node.remove(entry)
+                changed = True
+    if wanted:
+        items = _list(data, path, manifest["created"])
+        for entry in wanted:
+            if entry not in items:
+                items.append(entry)
+                ours.append(entry)
+                changed = True
+    if changed:
         _prune(data, manifest)
-        return True
-    return False
+    return changed
 
 
 def network_closed(data: dict[str, Any]) -> bool:
@@ -131,6 +150,14 @@ def network_closed(data: dict[str, Any]) -> bool:
     network = sandbox.get("network") if isinstance(sandbox, dict) else None
     domains = network.get("deniedDomains") if isinstance(network, dict) else None
     return isinstance(domains, list) and EVERY_HOST in domains
+
+
+def allowed_hosts(data: dict[str, Any]) -> list[str]:
+    """The hosts these settings let sandboxed commands reach without asking."""
+    sandbox = data.get("sandbox")
+    network = sandbox.get("network") if isinstance(sandbox, dict) else None
+    hosts = network.get("allowedDomains") if isinstance(network, dict) else None
+    return [h for h in hosts if isinstance(h, str)] if isinstance(hosts, list) else []
 
 
 def remove(data: dict[str, Any], manifest: dict[str, Any]) -> list[str]:

@@ -22,11 +22,63 @@ from governance.sandbox.probe import Probe, probe
 CLOSING_ACTIONS = ("block", "redirect")
 
 
-def closes_network(matrix: dict[str, Any], state: str) -> bool:
-    """A state closes the network to sandboxed commands where it blocks (or redirects) web-fetch."""
+def network_rule(matrix: dict[str, Any], state: str) -> dict[str, Any]:
+    """What the sandbox does with Bash's network in ``state`` (the compiled ``sandbox_network``):
+    ``closed``, ``closed_by`` (the network acts the state blocks or asks), ``allow`` (the hosts the
+    acts it allows need) and ``opened_by``. A matrix compiled without it closes where web-fetch is
+    blocked, as before."""
+    rule = matrix.get("sandbox_network", {}).get(state)
+    if isinstance(rule, dict):
+        return rule
     entry = matrix["decide"].get(state, {}).get("web-fetch")
-    action = entry[0] if entry else matrix["default_action"]
-    return action in CLOSING_ACTIONS
+    closed = (entry[0] if entry else matrix["default_action"]) in CLOSING_ACTIONS
+    return {"closed": closed, "closed_by": ["web-fetch"] if closed else [], "allow": [],
+            "opened_by": []}
+
+
+def closes_network(matrix: dict[str, Any], state: str) -> bool:
+    """A state closes the network to sandboxed commands where it blocks, asks or redirects an act
+    that reaches the network (``sandbox_network`` in the matrix)."""
+    return bool(network_rule(matrix, state)["closed"])
+
+
+def strict_allowlist() -> bool:
+    """Whether Claude Code refuses hosts off ``allowedDomains`` without asking: the user's or the
+    managed settings set ``sandbox.network.strictAllowlist: true`` (project settings cannot)."""
+    from governance.sandbox.protection import managed_settings_path
+
+    home = os.path.expanduser("~")
+    for path in (os.path.join(home, ".claude", "settings.json"), managed_settings_path()):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        sandbox = data.get("sandbox") if isinstance(data, dict) else None
+        network = sandbox.get("network") if isinstance(sandbox, dict) else None
+        if isinstance(network, dict) and network.get("strictAllowlist") is True:
+            return True
+    return False
+
+
+def _apply_rule(data: dict[str, Any], manifest: dict[str, Any], rule: dict[str, Any]) -> bool:
+    return config.set_network(data, manifest, bool(rule["closed"]), list(rule["allow"]),
+                              strict_allowlist())
+
+
+def describe_rule(rule: dict[str, Any], strict: bool) -> str:
+    """One line: what the sandbox does with Bash's network under ``rule``."""
+    if not rule["closed"]:
+        return "open (Claude Code's own rules)"
+    why = f"closed (the state blocks or asks {', '.join(rule['closed_by'])})"
+    if not rule["allow"]:
+        return why + ", every host refused"
+    hosts = ", ".join(rule["allow"])
+    if strict:
+        return why + f", except {hosts} (for {', '.join(rule['opened_by'])})"
+    return (why + f", every host refused, {hosts} included: Claude Code lets deniedDomains win "
+            "over allowedDomains; set sandbox.network.strictAllowlist: true in "
+            "~/.claude/settings.json to open only these")
 
 
 def load_manifest(project: str) -> dict[str, Any] | None:
@@ -88,13 +140,14 @@ def turn_on(project: str, state: str, matrix: dict[str, Any], python: str | None
         os.makedirs(anchor.folder(), mode=0o700, exist_ok=True)
     except OSError:
         pass   # a home that cannot be written: the path is denied all the same
-    closed = closes_network(matrix, state)
-    config.apply(data, manifest, config.protected_paths(project, python), closed)
+    rule = network_rule(matrix, state)
+    strict = strict_allowlist()
+    config.apply(data, manifest, config.protected_paths(project, python), bool(rule["closed"]),
+                 list(rule["allow"]), strict)
     notes = [f"Sandbox on ({verdict.platform}): Bash commands run confined, never outside it; "
              f"{len(manifest['added'].get('.'.join(config.DENY_WRITE), []))} governance path(s) "
              "are read-only inside it.",
-             f"Network for sandboxed commands in {state}: "
-             + ("closed (every host refused)" if closed else "as Claude Code's own rules say")]
+             f"Network for sandboxed commands in {state}: {describe_rule(rule, strict)}"]
     _save_manifest(project, manifest)  # first: the hook denies escapes from now on
     seal_settings(project, data, manifest)
     if json.dumps(data, sort_keys=True) != before:
@@ -119,22 +172,52 @@ def turn_off(project: str) -> list[str]:
     return [f"Sandbox settings taken back from {path}: " + ", ".join(done or ["nothing left"])]
 
 
-def follow_state(project: str, matrix: dict[str, Any], state: str) -> bool | None:
-    """Close or open the network for ``state``; None when the sandbox is not part of governance,
-    else whether the network is now closed. Called *before* the state file is written when the
-    network closes, so no moment exists where the state forbids the network and the sandbox
-    allows it."""
+def meet(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The network rule that is as strict as both: closed where either is, open only to the
+    hosts both open. A state change writes it before the state file, and the new state's own
+    rule after, so no moment exists where the sandbox allows what either state forbids."""
+    if not first["closed"] or not second["closed"]:
+        return second if first["closed"] is False else first
+    allow = [host for host in first["allow"] if host in second["allow"]]
+    return {"closed": True, "closed_by": list(dict.fromkeys(first["closed_by"]
+                                                            + second["closed_by"])),
+            "allow": allow, "opened_by": [p for p in first["opened_by"]
+                                          if p in second["opened_by"]]}
+
+
+def follow_state(project: str, matrix: dict[str, Any], state: str,
+                 rule: dict[str, Any] | None = None) -> bool | None:
+    """Set the network for ``state`` (or to ``rule``, e.g. the ``meet`` of two states); None when
+    the sandbox is not part of governance, else whether the network is now closed."""
     manifest = load_manifest(project)
     if manifest is None:
         return None
     path = settings_file.settings_path(project)
     data = settings_file.load(path)
-    closed = closes_network(matrix, state)
-    if config.set_network(data, manifest, closed):
+    rule = rule or network_rule(matrix, state)
+    if _apply_rule(data, manifest, rule):
         seal_settings(project, data, manifest)
         settings_file.save(path, data)
         _save_manifest(project, manifest)
-    return closed
+    return bool(rule["closed"])
+
+
+def states_report(matrix: dict[str, Any], strict: bool) -> list[dict[str, Any]]:
+    """Per state: what the sandbox closes (governance writes, the network with its allowlist) and
+    what it leaves to the hook (the tools, which run outside it, and the acts the state blocks or
+    asks that no network rule closes)."""
+    out: list[dict[str, Any]] = []
+    for state in matrix["states"]:
+        rule = network_rule(matrix, state)
+        summary = matrix["summary"][state]
+        closed = set(rule["closed_by"]) if rule["closed"] else set()
+        left = [p for p in [*summary["blocked"], *summary["asked"]] if p not in closed]
+        out.append({"state": state, "network": rule, "network_text": describe_rule(rule, strict),
+                    "closes": ["writes to governance files (state, seal, ledger, caches, "
+                               "settings)"] + ([f"network ({', '.join(sorted(closed))})"]
+                                               if closed else []),
+                    "hook": sorted(left)})
+    return out
 
 
 def status(project: str, matrix: dict[str, Any], state: str,
@@ -147,12 +230,20 @@ def status(project: str, matrix: dict[str, Any], state: str,
     drift = [f"sandbox.{key} is {sandbox.get(key)!r}, not {value!r}"
              for key, value in config.SCALARS.items()
              if manifest is not None and sandbox.get(key) != value]
-    if manifest is not None and config.network_closed(data) != closes_network(matrix, state):
-        drift.append(f"the network rule does not match the state {state}: run "
-                     "`governance sandbox on` to set it again")
+    rule = network_rule(matrix, state)
+    strict = strict_allowlist()
+    if manifest is not None:
+        expected = json.loads(json.dumps(data))
+        if config.set_network(expected, json.loads(json.dumps(manifest)), bool(rule["closed"]),
+                              list(rule["allow"]), strict):
+            drift.append(f"the network rule does not match the state {state}: run "
+                         "`governance sandbox on` to set it again")
     verdict = checked or probe()
     return {"governed": manifest is not None, "enabled": sandbox.get("enabled") is True,
             "drift": drift, "can_start": verdict.ok, "platform": verdict.platform,
             "why_not": verdict.explain() if not verdict.ok else "",
             "network": ("closed" if config.network_closed(data) else "open"),
-            "state_closes_network": closes_network(matrix, state)}
+            "allowed_hosts": config.allowed_hosts(data),
+            "state_closes_network": bool(rule["closed"]),
+            "network_rule": describe_rule(rule, strict), "strict_allowlist": strict,
+            "states": states_report(matrix, strict)}

@@ -26,6 +26,7 @@ from test_scenarios import governed as installed
 from governance.sandbox.probe import probe
 
 EXPLORE = "investigation-cycle/EXPLORE"
+PLAN = "implementation-cycle/PLAN"
 
 pytestmark = pytest.mark.skipif(
     not (sys.platform.startswith("linux") and shutil.which("bwrap") and shutil.which("socat")),
@@ -55,13 +56,16 @@ def short_tmp() -> Iterator[str]:
 # found at run time too.
 LOADER = "import sys\nexec(compile(open(sys.argv[0][:-3] + '.txt').read(), sys.argv[0], 'exec'))\n"
 UNREADABLE = "extends: default\nrules:\n  shell-unknown:\n    _all_states: {action: allow}\n"
+# EXPLORE here allows every act of sandbox_network (the default blocks vcs-push there), so its
+# network stays open and the runs that must be refused have a control that gets through.
+OPEN_EXPLORE = UNREADABLE + "  vcs-push:\n    EXPLORE: {action: allow}\n"
 
 
 def governed(project: Path, state: str, *install_args: str) -> Path:
     """Installed in ``state``, with a matrix that lets commands the hooks cannot read run."""
     installed(project, state, *install_args)
-    (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(UNREADABLE)
-    governance("validate", "--project", str(project))
+    (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(OPEN_EXPLORE)
+    governance("validate", "--project", str(project))  # also sets the sandbox's network again
     return project
 
 
@@ -172,7 +176,7 @@ def test_a_script_cannot_rewrite_governance_but_ordinary_work_runs(
     said = output(run, bash)
     assert "state.json: OSError" in said or "state.json: PermissionError" in said, said
     assert state.read_text() == before
-    assert (project / ".claude" / "governance" / "activity_matrix.yaml").read_text() == UNREADABLE
+    assert (project / ".claude" / "governance" / "activity_matrix.yaml").read_text() == OPEN_EXPLORE
     assert (project / "build" / "out.txt").read_text() == "built"  # ordinary work is not broken
 
 
@@ -264,6 +268,7 @@ def test_escaping_the_sandbox_is_denied_and_the_model_is_told_why(
 
 @pytest.mark.parametrize(("state", "sandboxed", "reaches"), [
     (DO, True, False),       # the state blocks web-fetch: no route out of the sandbox
+    (PLAN, True, False),     # web-fetch allowed, vcs-push blocked: closed all the same
     (EXPLORE, True, True),   # sandboxed, network open: the proxies carry it (so the DO run can fail)
     (DO, False, True),       # control: no sandbox, the direct connection goes through
 ])
@@ -317,6 +322,56 @@ def test_a_state_change_mid_session_closes_the_network(claude: ClaudeRunner, pro
     assert "/via-http-proxy-explore" in received and "/via-socks-explore" in received, received
     assert "-do" not in received, received
     assert "host is on the deny list" in output(run, second)
+
+
+PUSH = """import os, subprocess, sys
+port = sys.argv[1]
+for name in ('NO_PROXY', 'no_proxy'):
+    os.environ.pop(name, None)
+subprocess.run(['git', 'init', '-q', 'build/pushed'], check=True)
+subprocess.run(['git', '-C', 'build/pushed', '-c', 'user.name=x', '-c', 'user.email=x@x',
+                'commit', '-q', '--allow-empty', '-m', 'x'], check=True)
+done = subprocess.run(['git', '-C', 'build/pushed', 'push', 'http://127.0.0.1:%s/origin.git' % port,
+                       'HEAD:main'], capture_output=True, text=True, timeout=60)
+print('push exit', done.returncode, done.stderr[-300:].replace('\\n', ' '))
+"""
+
+
+@pytest.mark.parametrize(("state", "reaches"), [(PLAN, False), (EXPLORE, True)])
+def test_a_push_the_hook_cannot_read_is_refused_in_plan_while_webfetch_works(
+        claude: ClaudeRunner, project: Path, tmp_path: Path, short_tmp: str, state: str,
+        reaches: bool) -> None:
+    """PLAN allows web-fetch but blocks vcs-push: a script's `git push` over HTTP through the
+    proxy reaches nothing, and the WebFetch tool (not sandboxed) still fetches. EXPLORE, whose
+    network is open here, is the control: the same push reaches the remote."""
+    governed(project, state, "--sandbox")
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["skipWebFetchPreflight"] = True  # else WebFetch first asks claude.ai about the host
+    settings.write_text(json.dumps(data, indent=2))
+    port = free_port()
+    sink = tmp_path / "sink.log"
+    run = claude.run(project, "sandbox push scenario", [
+        scripted(project, "push", PUSH),
+        [ToolUse("Bash", {"command": f"python3 tools/push.py {port}", "description": "push"})],
+        [ToolUse("WebFetch", {"url": f"http://127.0.0.1:{port}/page", "prompt": "summarise"})],
+        [Text("done")],
+    ], sink=(port, sink), env={"TMPDIR": short_tmp})
+    assert run.returncode == 0, run.stderr[-2000:]
+    (bash,) = tool_use_ids(run, "Bash")
+    (fetch,) = tool_use_ids(run, "WebFetch")
+    said = output(run, bash)
+    raw = sink.read_bytes() if sink.exists() else b""
+    received = raw.decode("latin-1")
+    assert fetch not in denied_ids(run) and bash not in denied_ids(run)
+    # WebFetch upgrades http to https: its TLS hello reaching the sink shows it got out (the
+    # sink speaks no TLS, so the fetch itself then fails)
+    assert b"CONNECTION \x16\x03" in raw, (received, output(run, fetch))
+    if reaches:
+        assert "git-receive-pack" in received, (said, received)
+    else:
+        assert "git-receive-pack" not in received, (said, received)
+        assert "push exit 0" not in said and "host is on the deny list" in said, said
 
 
 def test_state_change_closes_the_network_in_the_settings(project: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from governance.errors import InstallError
 from governance.policy import matrix as matrix_module
+from governance.policy import seal
 from governance.project import sandbox_manifest_path
 from governance.sandbox import control
 from governance.sandbox.probe import Probe
@@ -51,6 +52,10 @@ def test_on_then_off_leaves_the_users_settings_as_they_were(project: Path) -> No
 
 
 def test_the_network_follows_the_state(project: Path) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True)
+    override.write_text("extends: default\nrules:\n  vcs-push:\n    EXPLORE: {action: allow}\n")
+    seal.accept_matrix(str(project), override.read_bytes())
     matrix = matrix_module.load(str(project))
     assert control.follow_state(str(project), matrix, "DO") is None  # not governed: untouched
     control.turn_on(str(project), "EXPLORE", matrix, checked=CAN)
@@ -58,6 +63,8 @@ def test_the_network_follows_the_state(project: Path) -> None:
     assert "network" not in settings(project)["sandbox"]
     assert control.follow_state(str(project), matrix, "DO") is True
     assert settings(project)["sandbox"]["network"]["deniedDomains"] == ["*"]
+    assert control.follow_state(str(project), matrix, "DONE") is True  # no index hosts in DONE
+    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
     assert control.follow_state(str(project), matrix, "EXPLORE") is False
     assert "network" not in settings(project)["sandbox"]
     found = control.status(str(project), matrix, "EXPLORE", checked=CAN)

@@ -72,11 +72,17 @@ def test_a_project_may_ask_instead_of_block(project: Path) -> None:
 @needs_sandbox
 def test_state_changes_move_the_network_rule(project: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["state", "set", "--project", str(project), "implementation-cycle", "EXPLORE"]) == 0
     install(project, False, "--sandbox")
+    # a project whose EXPLORE allows every network act (the default blocks vcs-push everywhere
+    # but DONE, so the default closes the network in every state)
+    (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(
+        "extends: default\nrules:\n  vcs-push:\n    EXPLORE: {action: allow}\n")
+    assert main(["validate", "--project", str(project)]) == 0
+    assert main(["state", "set", "--project", str(project), "implementation-cycle", "EXPLORE"]) == 0
     assert "network" not in sandbox_settings(project)
     assert main(["state", "set", "--project", str(project), "implementation-cycle", "DO"]) == 0
-    assert sandbox_settings(project)["network"]["deniedDomains"] == ["*"]
+    assert sandbox_settings(project)["network"] == {"deniedDomains": ["*"], "allowedDomains": [
+        "pypi.org", "files.pythonhosted.org", "registry.npmjs.org"]}
     settings_written = (project / ".claude" / "settings.json").stat().st_mtime_ns
     assert settings_written <= Path(state_path(str(project))).stat().st_mtime_ns
     capsys.readouterr()

@@ -1,0 +1,151 @@
+"""Bash's network per state: closed wherever the state blocks or asks an act that reaches the
+network, open only to the hosts of the acts it still allows (``sandbox_network`` in the matrix)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.commands.cli import main
+from governance.policy import matrix as matrix_module
+from governance.policy import seal
+from governance.policy.compiler import compile_matrix
+from governance.project import default_matrix_path
+from governance.sandbox import config, control
+from governance.sandbox.probe import Probe
+
+CAN = Probe(True, "test machine")
+INDEX = ["pypi.org", "files.pythonhosted.org", "registry.npmjs.org"]
+
+
+def default() -> dict[str, Any]:
+    path = default_matrix_path()
+    compiled, problems = compile_matrix((path, Path(path).read_bytes()), None, "test")
+    assert compiled is not None, [p.render() for p in problems]
+    return compiled
+
+
+def settings(project: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((project / ".claude" / "settings.json").read_text())
+    return data
+
+
+def test_every_state_of_the_default_matrix_closes_what_it_blocks_or_asks() -> None:
+    matrix = default()
+    plan = control.network_rule(matrix, "PLAN")
+    # web-fetch is allowed in PLAN, but vcs-push is blocked: closed, and web-fetch opens nothing
+    assert matrix["decide"]["PLAN"]["web-fetch"][0] == "allow"
+    assert plan == {"closed": True, "closed_by": ["vcs-push"], "allow": INDEX,
+                    "opened_by": ["package-install"]}
+    assert control.network_rule(matrix, "DO")["closed_by"] == ["vcs-push", "web-fetch"]
+    assert control.network_rule(matrix, "CHECK")["closed_by"] == ["vcs-push"]  # asked
+    # DONE allows the push but blocks package-install: closed, and no index host opens
+    assert control.network_rule(matrix, "DONE") == {
+        "closed": True, "closed_by": ["package-install"], "allow": [], "opened_by": []}
+    for state in matrix["states"]:
+        rule = control.network_rule(matrix, state)
+        assert rule["closed"], state
+        allowed = matrix["decide"][state]["package-install"][0] in ("allow", "warn")
+        assert rule["allow"] == (INDEX if allowed else []), state
+
+
+def test_a_state_allowing_every_network_act_leaves_the_network_open(project: Path) -> None:
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True)
+    override.write_text("extends: default\nrules:\n  vcs-push:\n    DONE: {action: allow}\n"
+                        "  package-install:\n    DONE: {action: allow}\n"
+                        "sandbox_network:\n  package-install: [pypi.org, '*.pythonhosted.org']\n")
+    seal.accept_matrix(str(project), override.read_bytes())
+    matrix = matrix_module.load(str(project))
+    assert control.network_rule(matrix, "DONE") == {"closed": False, "closed_by": [],
+                                                    "allow": [], "opened_by": []}
+    # a layer's hosts replace the lower layer's for that primitive
+    assert control.network_rule(matrix, "DO")["allow"] == ["pypi.org", "*.pythonhosted.org"]
+
+
+@pytest.mark.parametrize("host", ["*", "https://pypi.org", "pypi.org:443", "pypi.org/simple",
+                                  "PyPI.org", ""])
+def test_a_host_that_is_not_a_plain_name_is_an_error_naming_the_key(host: str) -> None:
+    path = default_matrix_path()
+    text = f"extends: default\nsandbox_network:\n  package-install: [{json.dumps(host)}]\n"
+    compiled, problems = compile_matrix((path, Path(path).read_bytes()),
+                                        ("/p/.claude/governance/activity_matrix.yaml",
+                                         text.encode()), "test")
+    assert compiled is None
+    rendered = [p.render() for p in problems if p.level == "error"]
+    assert any("sandbox_network.package-install[0]" in r and "Fix:" in r for r in rendered)
+
+
+def test_plan_writes_a_closed_network_with_the_index_hosts(project: Path) -> None:
+    (project / ".claude" / "settings.json").write_text(json.dumps(
+        {"sandbox": {"network": {"allowedDomains": ["example.org"]}}}))
+    matrix = default()
+    notes = control.turn_on(str(project), "PLAN", matrix, checked=CAN)
+    assert any("closed (the state blocks or asks vcs-push)" in n for n in notes)
+    network = settings(project)["sandbox"]["network"]
+    # deniedDomains wins in Claude Code, so without strictAllowlist the index stays refused too
+    assert network == {"allowedDomains": ["example.org", *INDEX], "deniedDomains": ["*"]}
+    assert control.follow_state(str(project), matrix, "DONE") is True
+    assert settings(project)["sandbox"]["network"] == {"allowedDomains": ["example.org"],
+                                                       "deniedDomains": ["*"]}
+    control.turn_off(str(project))
+    assert settings(project) == {"sandbox": {"network": {"allowedDomains": ["example.org"]}}}
+
+
+def test_with_a_strict_allowlist_the_state_opens_only_the_index_hosts(project: Path) -> None:
+    user = Path.home() / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"sandbox": {"network": {"strictAllowlist": True}}}))
+    matrix = default()
+    notes = control.turn_on(str(project), "DO", matrix, checked=CAN)
+    assert any("except pypi.org, files.pythonhosted.org, registry.npmjs.org" in n for n in notes)
+    assert settings(project)["sandbox"]["network"] == {"allowedDomains": INDEX}
+    assert control.follow_state(str(project), matrix, "DONE") is True
+    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
+    found = control.status(str(project), matrix, "DONE", checked=CAN)
+    assert not found["drift"] and found["network"] == "closed"
+    assert control.status(str(project), matrix, "DO", checked=CAN)["drift"]  # DONE's rule
+
+
+def test_the_rule_between_two_states_is_as_strict_as_both() -> None:
+    matrix = default()
+    do, done = control.network_rule(matrix, "DO"), control.network_rule(matrix, "DONE")
+    assert control.meet(do, done)["allow"] == [] and control.meet(done, do)["closed"]
+    opened = {"closed": False, "closed_by": [], "allow": [], "opened_by": []}
+    assert control.meet(opened, do) == do and control.meet(do, opened) == do
+
+
+def test_state_set_never_opens_hosts_before_the_state_allows_them(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """DONE -> DO with a strict allowlist: the index opens only after the state file says DO."""
+    user = Path.home() / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"sandbox": {"network": {"strictAllowlist": True}}}))
+    assert main(["state", "set", "--project", str(project), "implementation-cycle", "DONE"]) == 0
+    control.turn_on(str(project), "DONE", default(), checked=CAN)
+    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
+    assert main(["state", "set", "--project", str(project), "implementation-cycle", "DO"]) == 0
+    assert settings(project)["sandbox"]["network"] == {"allowedDomains": INDEX}
+    capsys.readouterr()
+    assert main(["state", "show", "--project", str(project)]) == 0
+    assert "Network: closed to sandboxed commands (the state blocks or asks vcs-push, web-fetch)" \
+        ", except pypi.org" in capsys.readouterr().out
+
+
+def test_status_says_per_state_what_the_sandbox_closes_and_leaves_to_the_hook(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    matrix = default()
+    control.turn_on(str(project), "PLAN", matrix, checked=CAN)
+    found = control.status(str(project), matrix, "PLAN", checked=CAN)
+    rows = {row["state"]: row for row in found["states"]}
+    assert set(rows) == set(matrix["states"])
+    assert rows["PLAN"]["closes"][-1] == "network (vcs-push)"
+    assert "vcs-push" not in rows["PLAN"]["hook"]
+    assert {"destructive", "governance-admin", "exec-config"} <= set(rows["PLAN"]["hook"])
+    assert "web-fetch" not in rows["DO"]["hook"] and "package-install" in rows["DONE"]["closes"][-1]
+    text = "\n".join(f"{row['state']}: {row['network_text']}" for row in found["states"])
+    assert "PLAN: closed (the state blocks or asks vcs-push), every host refused, pypi.org" in text
+    assert config.network_closed(settings(project))
