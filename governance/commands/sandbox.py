@@ -72,8 +72,9 @@ def describe(report: dict[str, Any], state: str) -> str:
     if report["why_not"]:
         lines.append(f"  why not: {report['why_not']}")
     lines.append(f"Network for sandboxed commands now: {report['network']}"
-                 + (f" except {', '.join(report['allowed_hosts'])}" if report["allowed_hosts"]
-                    else "") + f"; the state {state} asks: {report['network_rule']}")
+                 + (f" ({', '.join(report['allowed_hosts'])})" if report["allowed_hosts"]
+                    and report["network"] != "closed" else "")
+                 + f"; the state {state} asks: {report['network_rule']}")
     lines.append("Per state (the sandbox confines Bash only; Write, Edit, WebFetch and MCP tools "
                  "run outside it and stay with the hook):")
     for row in report["states"]:

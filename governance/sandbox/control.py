@@ -66,7 +66,12 @@ def _apply_rule(data: dict[str, Any], manifest: dict[str, Any], rule: dict[str, 
                               strict_allowlist())
 
 
-def describe_rule(rule: dict[str, Any], strict: bool) -> str:
+STRICT_HINT = ("set sandbox.network.strictAllowlist: true in ~/.claude/settings.json so that a "
+               "closed network opens to the hosts the state allows (Claude Code lets "
+               "deniedDomains win over allowedDomains)")
+
+
+def describe_rule(rule: dict[str, Any], strict: bool, hint: bool = True) -> str:
     """One line: what the sandbox does with Bash's network under ``rule``."""
     if not rule["closed"]:
         return "open (Claude Code's own rules)"
@@ -76,9 +81,8 @@ def describe_rule(rule: dict[str, Any], strict: bool) -> str:
     hosts = ", ".join(rule["allow"])
     if strict:
         return why + f", except {hosts} (for {', '.join(rule['opened_by'])})"
-    return (why + f", every host refused, {hosts} included: Claude Code lets deniedDomains win "
-            "over allowedDomains; set sandbox.network.strictAllowlist: true in "
-            "~/.claude/settings.json to open only these")
+    return (why + f", every host refused, {hosts} included (strictAllowlist is off"
+            + (f": {STRICT_HINT})" if hint else ")"))
 
 
 def load_manifest(project: str) -> dict[str, Any] | None:
@@ -212,7 +216,8 @@ def states_report(matrix: dict[str, Any], strict: bool) -> list[dict[str, Any]]:
         summary = matrix["summary"][state]
         closed = set(rule["closed_by"]) if rule["closed"] else set()
         left = [p for p in [*summary["blocked"], *summary["asked"]] if p not in closed]
-        out.append({"state": state, "network": rule, "network_text": describe_rule(rule, strict),
+        out.append({"state": state, "network": rule,
+                    "network_text": describe_rule(rule, strict, hint=False),
                     "closes": ["writes to governance files (state, seal, ledger, caches, "
                                "settings)"] + ([f"network ({', '.join(sorted(closed))})"]
                                                if closed else []),
@@ -242,7 +247,9 @@ def status(project: str, matrix: dict[str, Any], state: str,
     return {"governed": manifest is not None, "enabled": sandbox.get("enabled") is True,
             "drift": drift, "can_start": verdict.ok, "platform": verdict.platform,
             "why_not": verdict.explain() if not verdict.ok else "",
-            "network": ("closed" if config.network_closed(data) else "open"),
+            "network": ("closed" if config.network_closed(data) else
+                        "open only to the allowed hosts" if config.allowed_hosts(data)
+                        and rule["closed"] and strict else "open"),
             "allowed_hosts": config.allowed_hosts(data),
             "state_closes_network": bool(rule["closed"]),
             "network_rule": describe_rule(rule, strict), "strict_allowlist": strict,

@@ -149,3 +149,10 @@ def test_status_says_per_state_what_the_sandbox_closes_and_leaves_to_the_hook(
     text = "\n".join(f"{row['state']}: {row['network_text']}" for row in found["states"])
     assert "PLAN: closed (the state blocks or asks vcs-push), every host refused, pypi.org" in text
     assert config.network_closed(settings(project))
+    capsys.readouterr()
+    main(["sandbox", "status", "--project", str(project)])  # exit 1 where no sandbox can start
+    out = capsys.readouterr().out
+    assert " *EXPLORE: closes writes to governance files" in out  # no state set: EXPLORE
+    assert "network (vcs-push)" in out
+    assert "    left to the hook: " in out and "Write, Edit, WebFetch and MCP tools" in out
+    assert out.count("strictAllowlist: true") == 1  # the hint once, for the current state
