@@ -153,7 +153,15 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 continue
             matched = True
             local = _local(an, base, spec, argv, cmd) if rule["primitive"] == "web-fetch" else None
-            an.add("local-request" if local else rule["primitive"], seg, local or rule["reason"])
+            primitive, reason = ("local-request", local) if local else (rule["primitive"],
+                                                                        rule["reason"])
+            if rule.get("regenerable"):      # rm -rf dist: output git ignores is file-delete
+                from governance.shell.generated import check
+
+                rebuilt, why = check(an, real)
+                primitive = "file-delete" if rebuilt else primitive
+                reason = f"{reason}: {why}"
+            an.add(primitive, seg, reason)
             if rule.get("extracts"):     # tar -x, git apply ...: the files it writes, listed
                 from governance.shell.extraction import extract
 
@@ -165,7 +173,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 folder = rule.get("folders", "")
                 if rule.get("into") and len(real) > 1 and folder != "direct":
                     folder = "" if k == 0 else "direct"  # cp a DIR: DIR/a is written, not DIR
-                an.target(target, raw, seg, rule["primitive"], rule["reason"], folder)
+                an.target(target, raw, seg, primitive, reason, folder)
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")

@@ -49,6 +49,8 @@ class PatternModel(_Strict):
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
     into: bool = False
+    # every target is output the project can build again: file-delete (governance.shell.generated)
+    regenerable: bool = False
     # the files it writes are listed from what it reads (governance.shell.extraction)
     extracts: Literal["", "tar", "zip", "7z", "cpio", "patch", "git-apply", "git-am",
                       "git-stash", "git-checkout-index", "git-read-tree", "git-update-index",
@@ -120,6 +122,7 @@ class ShellModel(_Strict):
     unknown_destructive_markers: list[str] = []
     risky_env: list[str] = []
     local_hosts: list[str] = []
+    build_folders: list[str] = []
     wrappers: dict[str, WrapperModel] = {}
     shells: list[str] = []
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
@@ -187,7 +190,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts")},
+                                  "shells", "local_hosts", "build_folders")},
     ("commands", "*", "patterns"): PREPEND,
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -236,6 +239,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "folders": "deep" if pattern.folders else
                            "direct" if pattern.destination else "",
                 "into": pattern.into,
+                "regenerable": pattern.regenerable,
                 "extracts": pattern.extracts,
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
@@ -287,6 +291,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "unknown_destructive_markers": list(model.unknown_destructive_markers),
         "risky_env": _flags(model.risky_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
+        "build_folders": list(model.build_folders),
         "wrappers": wrappers,
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),

@@ -9,6 +9,7 @@ command counts as falsely denied when one is."""
 from __future__ import annotations
 
 import os
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> GovernanceLayer:
     root = tmp_path_factory.mktemp("fresh")
     project = root / "shop-api"
     (project / ".claude").mkdir(parents=True)
+    # a git repository that ignores nothing: deleting build output the project ignores is a
+    # file-delete (tests/shell/test_generated.py), and the cases here delete folders it does not
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
     old = os.environ.get("HOME")
     os.environ["HOME"] = str(root / "home")
     set_state(project, "implementation-cycle/DO")

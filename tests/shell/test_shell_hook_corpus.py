@@ -7,6 +7,7 @@ be the decision the matrix gives the most restrictive of them.
 from __future__ import annotations
 
 import json
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from tests.shell.corpus import load_corpus
 
 
 def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
+    # a git repository that ignores nothing, as the corpus assumes: `rm -rf build` there deletes
+    # work (deleting output git ignores is a file-delete: tests/shell/test_generated.py)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
     install(project)
     set_state(project, "implementation-cycle/DO/WORK-064")
     command = hook_command(project, "PreToolUse")
