@@ -99,6 +99,11 @@ def _open(path: str) -> int:
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except FileNotFoundError:
+        # the declared folder is made as needed; under the home, only when the home exists (never
+        # a home that does not, as HOME=/nonexistent under some services)
+        if not os.environ.get(ENV) and not os.path.isdir(
+                os.environ.get("HOME") or os.path.expanduser("~")):
+            raise
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 

@@ -205,3 +205,15 @@ def test_the_anchor_lives_under_the_users_home(gov: Path, monkeypatch: pytest.Mo
     (held,) = folder.iterdir()
     assert json.loads(held.read_text())["ledger"] == str(gov)
     assert held.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_home_that_does_not_exist_is_never_made(gov: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Services run with ``HOME=/nonexistent``: the append still succeeds, and no anchor (nor the
+    home folder itself) is created there."""
+    monkeypatch.delenv(anchor.ENV)
+    home = tmp_path / "no-such-home"
+    monkeypatch.setenv("HOME", str(home))
+    ledger.append(str(gov), pre_record(0))
+    assert not home.exists()
+    assert (gov / "ledger.jsonl").read_text().count("\n") == 1

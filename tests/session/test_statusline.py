@@ -119,7 +119,8 @@ STATUS_LEAK = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception|Iteration)\b|Traceba
     (b"\xff{}", "the status-line input is not UTF-8 (byte 0)"),
     (b"[" * 100_000, "the status-line input is JSON nested too deep to read"),
     (b"[1, 2]", "the status-line input is a JSON list, not an object"),
-    (b'{"cwd": "/nonexistent"}', "no project to show: the status-line input names no existing "
+    (b'{"cwd": "/nonexistent/governance-test/no-such-folder"}',
+     "no project to show: the status-line input names no existing "
                                  "folder (cwd, workspace.project_dir) and CLAUDE_PROJECT_DIR is "
                                  "not set"),
 ])
