@@ -125,6 +125,8 @@ class GovernanceLayer:
         self._installed: list[str] | None = None
         self._real_root: str | None = None
         self._inodes: set[tuple[int, int]] | None = None
+        self._places: dict[str, str | None] = {}   # exec_config_paths patterns, resolved once
+        self._home_dir: str | None = None
 
     # --- state -------------------------------------------------------------------------------
     def get_activity_state(self) -> StateView:
@@ -268,7 +270,14 @@ class GovernanceLayer:
 
     def _place(self, pattern: str) -> str | None:
         """An ``exec_config_paths`` pattern under the home (``~/``) or a folder named by an
-        environment variable (``$XDG_CONFIG_HOME/``, else ``~/.config``), as an absolute path."""
+        environment variable (``$XDG_CONFIG_HOME/``, else ``~/.config``), as an absolute path;
+        resolved once per call (a call checks every target of every segment against it)."""
+        if pattern in self._places:
+            return self._places[pattern]
+        place = self._places[pattern] = self._resolve_place(pattern)
+        return place
+
+    def _resolve_place(self, pattern: str) -> str | None:
         if pattern.startswith("~/"):
             return self._home() + pattern[1:]
         name, _, rest = pattern[1:].partition("/")
@@ -363,7 +372,11 @@ class GovernanceLayer:
         return found
 
     def _home(self) -> str:
-        return os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~")).lower()
+        home = self._home_dir
+        if home is None:
+            home = self._home_dir = os.path.realpath(
+                os.environ.get("HOME") or os.path.expanduser("~")).lower()
+        return home
 
     def protected_places(self) -> list[str]:
         """Every place the agent may not change, spelled out for a person (``governance doctor``)."""
