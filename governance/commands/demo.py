@@ -79,7 +79,7 @@ class Tour:
         self.section("A deny: the matrix blocks pushing in DO")
         self.bash("git push --force origin main")
         self.section("An ask: Claude Code asks you before a destructive command")
-        self.bash("rm -rf build")
+        self.bash("rm -rf src")
         self.section("A knowledge block: a strict SOP holds the call once")
         self.write(".claude/sops/docker-deploy.ai.sop", SOP, shown=True)
         self.write(".claude/governance/knowledge.yaml", "enforcement:\n  level: strict\n",

@@ -117,6 +117,16 @@ PRIMITIVES: dict[str, str] = {
     "vcs-commit": "Recording changes in version control (`git commit`, ...).",
     "vcs-push": "Publishing commits (`git push`, ...).",
     "web-fetch": "Fetching a URL.",
+    "deploy": "A deploy whose environment the command does not name (`helm upgrade`, `kubectl "
+              "apply`, `terraform apply`, `pulumi up`, `fly deploy`, `serverless deploy`, "
+              "`docker --context X compose up` ...; docs/shell.md, \"Deploys\").",
+    "deploy-dev": "A deploy to a dev environment (a word of `shell.deploy_environments.dev` in "
+                  "the command: `-n dev`, `--stack org/dev`, a `vercel` preview).",
+    "deploy-staging": "A deploy to staging (a word of `shell.deploy_environments.staging` in the "
+                      "command: `-n staging`, `--stage uat`).",
+    "deploy-production": "A deploy to production (a word of "
+                         "`shell.deploy_environments.production` in the command: `--prod`, "
+                         "`--context prod-eu`).",
     "local-request": "A request that stays on this machine: to a loopback address (127.0.0.0/8, "
                      "::1, localhost, *.localhost), a Unix socket or one of the project's dev "
                      "hosts (`shell.local_hosts`), with no proxy or address mapping that could "

@@ -155,6 +155,14 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             local = _local(an, base, spec, argv, cmd) if rule["primitive"] == "web-fetch" else None
             primitive, reason = ("local-request", local) if local else (rule["primitive"],
                                                                         rule["reason"])
+            if rule.get("deploy"):           # helm upgrade -n staging: deploy-staging
+                from governance.shell.deployment import primitive as deploy
+
+                names = [str(a) for a in an.vars.values() if a] + [
+                    v for v in (an.expand_one(w.parts) for _n, w in cmd.assigns) if v
+                ] if cmd is not None else []
+                primitive, why = deploy(an.shell, rule, [*fields[1:], *names])
+                reason = f"{reason}: {why}"
             if rule.get("regenerable"):      # rm -rf dist: output git ignores is file-delete
                 from governance.shell.generated import check
 

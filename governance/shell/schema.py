@@ -51,6 +51,9 @@ class PatternModel(_Strict):
     into: bool = False
     # every target is output the project can build again: file-delete (governance.shell.generated)
     regenerable: bool = False
+    # a deploy: deploy-ENV by the environment its words name (governance.shell.deployment)
+    deploy: bool = False
+    environment: str = Field(default="", pattern=r"^[a-z0-9-]*$")
     # the files it writes are listed from what it reads (governance.shell.extraction)
     extracts: Literal["", "tar", "zip", "7z", "cpio", "patch", "git-apply", "git-am",
                       "git-stash", "git-checkout-index", "git-read-tree", "git-update-index",
@@ -123,6 +126,7 @@ class ShellModel(_Strict):
     risky_env: list[str] = []
     local_hosts: list[str] = []
     build_folders: list[str] = []
+    deploy_environments: dict[str, list[str]] = {}
     wrappers: dict[str, WrapperModel] = {}
     shells: list[str] = []
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
@@ -240,6 +244,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                            "direct" if pattern.destination else "",
                 "into": pattern.into,
                 "regenerable": pattern.regenerable,
+                "deploy": pattern.deploy,
+                "environment": pattern.environment,
                 "extracts": pattern.extracts,
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
@@ -248,6 +254,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             }))
             primitives.add(pattern.primitive)
+            if pattern.deploy:
+                primitives.update(f"deploy-{env}" for env in [*model.deploy_environments,
+                                                              pattern.environment] if env)
         with_value = _flags(command.with_value)
         for pattern in command.patterns:     # an option that names a target takes a value
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
@@ -292,6 +301,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "risky_env": _flags(model.risky_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
         "build_folders": list(model.build_folders),
+        "deploy_environments": {env: [w.lower() for w in names]
+                                for env, names in model.deploy_environments.items()},
         "wrappers": wrappers,
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),

@@ -34,7 +34,7 @@ def test_the_tour(tmp_path: Path) -> None:
     assert "-> Claude calls Bash: git push --force origin main" in deny
     assert "answer: deny" in deny and "vcs-push" in deny
     ask = section("An ask")
-    assert "-> Claude calls Bash: rm -rf build" in ask and "answer: ask" in ask
+    assert "-> Claude calls Bash: rm -rf src" in ask and "answer: ask" in ask
     knowledge = section("A knowledge block")
     assert knowledge.count("-> Claude calls Bash: docker compose up -d") == 2
     assert "answer: deny" in knowledge and "SOP docker-deploy" in knowledge

@@ -88,3 +88,28 @@ def test_the_projects_dev_hosts_are_local(project: Path,
     loud = json.loads(run(capsys, "explain-command", "--project", str(project), "--json",
                           "http POST api.dev.internal.evil.example/items name=x"))
     assert loud["decision"]["primitive"] == "web-fetch"
+
+
+@pytest.mark.parametrize(("state", "command", "primitive", "action"), [
+    ("implementation-cycle/DO/w1", "helm upgrade --install api ./chart -n dev", "deploy-dev",
+     "allow"),
+    ("implementation-cycle/DO/w1", "helm upgrade --install api ./chart -n staging",
+     "deploy-staging", "ask"),
+    ("implementation-cycle/DO/w1", "kubectl apply -f k8s/ --context prod-eu",
+     "deploy-production", "block"),
+    ("implementation-cycle/DO/w1", "vercel --prod", "deploy-production", "block"),
+    ("implementation-cycle/DONE/w1", "pulumi up -s acme/prod --yes", "deploy-production", "ask"),
+    ("implementation-cycle/DONE/w1", "helm upgrade --install api ./chart -n staging",
+     "deploy-staging", "ask"),
+    ("implementation-cycle/DO/w1", "terraform apply -auto-approve", "deploy", "ask"),
+])
+def test_a_deploy_is_decided_by_its_environment(
+        project: Path, capsys: pytest.CaptureFixture[str], state: str, command: str,
+        primitive: str, action: str) -> None:
+    set_state(project, state)
+    result = json.loads(run(capsys, "explain-command", "--project", str(project), "--json",
+                            command))
+    assert [a["primitive"] for a in result["acts"]] == [primitive]
+    assert "the environment is" in result["acts"][0]["reason"]
+    assert result["decision"]["primitive"] == primitive
+    assert result["decision"]["action"] == action

@@ -22,7 +22,7 @@ SHELLISH = st.lists(SHELL_CHARS, max_size=80).map("".join)
 KINDS = {"shell-read", "shell-execute", "shell-background", "file-write", "file-delete",
          "destructive", "web-fetch", "package-install", "vcs-commit", "vcs-push", "code-exec",
          "privilege", "governance-admin", "shell-unknown", "shell-unlisted", "cycle-advance",
-         "local-request"}
+         "local-request", "deploy", "deploy-dev", "deploy-staging", "deploy-production"}
 BOUND_S = 0.25      # per call on arbitrary input; generous for slow CI machines
 
 
