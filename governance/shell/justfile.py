@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from governance.shell.source import path_of, run_text, text_of
+from governance.shell.source import find_up, path_of, run_text, text_of
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -233,20 +233,6 @@ def _operands(expr: str) -> list[tuple[str, str]] | None:
     return out
 
 
-def _find(start: str) -> str | None:
-    folder = start
-    for _ in range(40):
-        for name in NAMES:
-            path = os.path.join(folder, name)
-            if os.path.isfile(path):
-                return path
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    return None
-
-
 def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> None:
     """Analyse the recipes ``just`` runs (see the module's docstring)."""
     invocation = path_of(an, ".")
@@ -283,7 +269,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
         an.unknown(seg, f"{base} reads a justfile named only at run time")
         return
     text = an.file_text(file_arg) if file_arg else None
-    path = path_of(an, file_arg) if file_arg else _find(invocation)
+    path = path_of(an, file_arg) if file_arg else find_up(invocation, NAMES)
     if path is None:
         return
     if text is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from governance.shell.source import path_of, run_text, text_of
+from governance.shell.source import find_up, path_of, run_text, text_of
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -43,21 +43,8 @@ ALIASES = {"i": "install", "in": "install", "ins": "install", "isntall": "instal
            "tst": "test", "run-script": "run", "rum": "run", "urn": "run"}
 
 
-def _find(start: str) -> str | None:
-    folder = start
-    for _ in range(40):
-        path = os.path.join(folder, "package.json")
-        if os.path.isfile(path):
-            return path
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    return None
-
-
 def _scripts(an: Walk, base: str, folder: str, seg: str) -> tuple[dict[str, str], str] | None:
-    path = _find(folder)
+    path = find_up(folder, ("package.json",))
     if path is None:
         return None
     text = text_of(an, base, path, "package.json", seg)

@@ -168,3 +168,19 @@ def run_file(an: Walk, base: str, value: str | None, raw: str, seg: str, depth: 
         return os.path.lexists(path)
     run_text(an, text, language, raw, seg, depth, keep_cwd=keep_cwd)
     return True
+
+
+def find_up(start: str, names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` in ``start`` or the nearest folder above it (as ``just`` and ``npm``
+    look for their file), at most 40 levels up."""
+    folder = start
+    for _ in range(40):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                return path
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
