@@ -10,14 +10,15 @@ sources through a memo keyed by their stat ``signature``.
 from __future__ import annotations
 
 import marshal
-import os
+
+from governance import system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-GOVERNANCE_SUBDIR = os.path.join(".claude", "governance")
+GOVERNANCE_SUBDIR = system.join(".claude", "governance")
 CACHE_SUBDIR = ".cache"
 MATRIX_NAME = "activity_matrix.yaml"
 GUARDRAILS_NAME = "guardrails.yaml"
@@ -36,24 +37,24 @@ def read_bytes(path: str) -> bytes:
 
     Raises ``OSError`` (``FileNotFoundError`` included) as ``open`` would.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = system.open(path, system.O_RDONLY | system.O_CLOEXEC)
     try:
-        info = os.fstat(fd)
+        info = system.fstat(fd)
         regular = (info.st_mode & 0o170000) == 0o100000
         want = info.st_size + 1 if regular else 65536
         chunks = []
-        while chunk := os.read(fd, want):
+        while chunk := system.read(fd, want):
             chunks.append(chunk)
             if regular and len(chunk) < want:  # a regular file's short read is its end
                 break
             want = 65536
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _home() -> str:
-    return os.path.realpath(os.environ.get("HOME") or os.path.expanduser("~"))
+    return system.realpath(system.environ_get("HOME") or system.expanduser("~"))
 
 
 def find_project(cwd: str | None, env: dict[str, str] | None = None) -> str:
@@ -63,22 +64,21 @@ def find_project(cwd: str | None, env: dict[str, str] | None = None) -> str:
     home folder; otherwise ``CLAUDE_PROJECT_DIR``; otherwise ``cwd`` itself. Raises ``ValueError``
     when neither ``cwd`` nor ``CLAUDE_PROJECT_DIR`` names an existing folder.
     """
-    environ = os.environ if env is None else env
     home = _home()
-    if cwd and os.path.isabs(cwd) and os.path.isdir(cwd):
-        here = os.path.realpath(cwd)
+    if cwd and system.isabs(cwd) and system.isdir(cwd):
+        here = system.realpath(cwd)
         while True:
-            if here != home and os.path.isdir(os.path.join(here, ".claude")):
+            if here != home and system.isdir(system.join(here, ".claude")):
                 return here
-            parent = os.path.dirname(here)
+            parent = system.dirname(here)
             if parent == here:
                 break
             here = parent
-    declared = environ.get("CLAUDE_PROJECT_DIR")
-    if declared and os.path.isdir(declared):
-        return os.path.realpath(declared)
-    if cwd and os.path.isabs(cwd) and os.path.isdir(cwd):
-        return os.path.realpath(cwd)
+    declared = (system.environ_get if env is None else env.get)("CLAUDE_PROJECT_DIR")
+    if declared and system.isdir(declared):
+        return system.realpath(declared)
+    if cwd and system.isabs(cwd) and system.isdir(cwd):
+        return system.realpath(cwd)
     raise ValueError(
         f"no project folder: payload cwd {cwd!r} does not exist and CLAUDE_PROJECT_DIR is "
         f"{declared!r}"
@@ -89,30 +89,30 @@ def project_from_cli(project: str | None) -> str:
     """Project root for a CLI command: ``--project``, else ``CLAUDE_PROJECT_DIR``, else the
     nearest ancestor of the current folder with ``.claude/``, else the current folder."""
     if project:
-        return os.path.realpath(os.path.expanduser(project))
-    return find_project(os.getcwd())
+        return system.realpath(system.expanduser(project))
+    return find_project(system.getcwd())
 
 
 def governance_dir(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR)
+    return system.join(project_dir, GOVERNANCE_SUBDIR)
 
 
 def intents_path(project_dir: str) -> str:
     """The declared intents: ``<project>/.orchestration/active_intents.yaml``."""
-    return os.path.join(project_dir, INTENTS_FOLDER, INTENTS_NAME)
+    return system.join(project_dir, INTENTS_FOLDER, INTENTS_NAME)
 
 
 def override_matrix_path(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
+    return system.join(project_dir, GOVERNANCE_SUBDIR, MATRIX_NAME)
 
 
 def sandbox_manifest_path(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, SANDBOX_MANIFEST)
+    return system.join(project_dir, GOVERNANCE_SUBDIR, SANDBOX_MANIFEST)
 
 
 def cache_file(project_dir: str, name: str) -> str:
     """A file in the project's compiled-config cache (``.claude/governance/.cache``)."""
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, CACHE_SUBDIR, name)
+    return system.join(project_dir, GOVERNANCE_SUBDIR, CACHE_SUBDIR, name)
 
 
 def signature(paths: Sequence[str]) -> tuple[tuple[object, ...], ...] | None:
@@ -123,7 +123,7 @@ def signature(paths: Sequence[str]) -> tuple[tuple[object, ...], ...] | None:
     seen: list[tuple[object, ...]] = []
     for path in paths:
         try:
-            st = os.stat(path)
+            st = system.stat(path)
         except FileNotFoundError:
             seen.append((path,))
             continue
@@ -152,25 +152,25 @@ def temp_path(path: str) -> str:
     decides on several threads)."""
     from _thread import get_ident
 
-    return f"{path}.{os.getpid()}-{get_ident()}.tmp"
+    return f"{path}.{system.getpid()}-{get_ident()}.tmp"
 
 
 def replace_file(path: str, data: bytes, mode: int = 0o600, sync: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically: a temp file beside it, then ``os.replace``. Raises
+    """Write ``data`` to ``path`` atomically: a temp file beside it, then ``system.replace``. Raises
     ``OSError`` (the temp file removed) when it cannot."""
     temp = temp_path(path)
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        fd = system.open(temp, system.O_WRONLY | system.O_CREAT | system.O_TRUNC, mode)
         try:
-            os.write(fd, data)
+            system.write(fd, data)
             if sync:
-                os.fsync(fd)
+                system.fsync(fd)
         finally:
-            os.close(fd)
-        os.replace(temp, path)
+            system.close(fd)
+        system.replace(temp, path)
     except OSError:
         try:
-            os.unlink(temp)
+            system.unlink(temp)
         except OSError:
             pass
         raise
@@ -182,7 +182,7 @@ def remember(memo_path: str, seen: object, value: object) -> None:
     if seen is None:
         return
     try:
-        os.makedirs(os.path.dirname(memo_path), mode=0o700, exist_ok=True)
+        system.makedirs(system.dirname(memo_path), mode=0o700, exist_ok=True)
         replace_file(memo_path, marshal.dumps({"signature": seen, "value": value}))
     except OSError:
         pass
@@ -190,7 +190,7 @@ def remember(memo_path: str, seen: object, value: object) -> None:
 
 def package_root() -> str:
     """The folder that holds the ``governance`` package (the checkout, or site-packages)."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return system.dirname(system.dirname(system.abspath(__file__)))
 
 
 def installed_version() -> str:
@@ -205,7 +205,7 @@ def installed_version() -> str:
     import tomllib
 
     try:
-        with open(os.path.join(package_root(), "pyproject.toml"), "rb") as handle:
+        with open(system.join(package_root(), "pyproject.toml"), "rb") as handle:
             found = tomllib.load(handle).get("project", {}).get("version")
     except (OSError, tomllib.TOMLDecodeError):
         return "unknown"
@@ -215,14 +215,14 @@ def installed_version() -> str:
 def packaged_config(name: str, env_var: str) -> str:
     """A packaged default config file: ``$env_var``, else the installed copy
     (``governance/defaults``), else the checkout's ``config/``."""
-    explicit = os.environ.get(env_var)
+    explicit = system.environ_get(env_var)
     if explicit:
         return explicit
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "defaults", name)
-    if os.path.exists(installed):
+    here = system.dirname(system.abspath(__file__))
+    installed = system.join(here, "defaults", name)
+    if system.exists(installed):
         return installed
-    return os.path.join(os.path.dirname(here), "config", name)
+    return system.join(system.dirname(here), "config", name)
 
 
 def default_matrix_path() -> str:
@@ -237,17 +237,17 @@ def knowledge_sources(project_dir: str) -> list[str]:
     """Where knowledge comes from: the packaged and the project's ``knowledge.yaml``, the project's
     and the user's SOP folders (the first four), the memory store with its WAL file, and the stamp
     the decision store touches when a decision is reviewed (reviewed patterns are memories)."""
-    base = os.path.join(project_dir, GOVERNANCE_SUBDIR)
+    base = system.join(project_dir, GOVERNANCE_SUBDIR)
     return [packaged_config("knowledge.yaml", "GOVERNANCE_DEFAULT_KNOWLEDGE"),
-            os.path.join(base, "knowledge.yaml"),
-            os.path.join(project_dir, ".claude", "sops"),
-            os.path.join(os.path.expanduser("~"), ".claude", "sops"),
-            os.path.join(base, "knowledge.db"), os.path.join(base, "knowledge.db-wal"),
-            os.path.join(base, REVIEWS_STAMP)]
+            system.join(base, "knowledge.yaml"),
+            system.join(project_dir, ".claude", "sops"),
+            system.join(system.expanduser("~"), ".claude", "sops"),
+            system.join(base, "knowledge.db"), system.join(base, "knowledge.db-wal"),
+            system.join(base, REVIEWS_STAMP)]
 
 
 def override_guardrails_path(project_dir: str) -> str:
-    return os.path.join(project_dir, GOVERNANCE_SUBDIR, GUARDRAILS_NAME)
+    return system.join(project_dir, GOVERNANCE_SUBDIR, GUARDRAILS_NAME)
 
 
 def installation_paths(python: str | None = None) -> list[str]:
@@ -256,21 +256,21 @@ def installation_paths(python: str | None = None) -> list[str]:
     resolved where they exist."""
     import sys
 
-    interpreter = os.path.abspath(python or sys.executable)
-    prefix = os.path.dirname(os.path.dirname(interpreter))
-    venv = os.path.isfile(os.path.join(prefix, "pyvenv.cfg"))
+    interpreter = system.abspath(python or sys.executable)
+    prefix = system.dirname(system.dirname(interpreter))
+    venv = system.isfile(system.join(prefix, "pyvenv.cfg"))
     root = package_root()
-    hooks = os.path.join(root, "hooks")
-    paths = [os.path.join(root, "governance"), hooks if os.path.isdir(hooks) else "",
+    hooks = system.join(root, "hooks")
+    paths = [system.join(root, "governance"), hooks if system.isdir(hooks) else "",
              default_matrix_path(), default_guardrails_path(), prefix if venv else "",
              interpreter]  # resolved: the binary a venv's symlink runs
-    resolved = [os.path.realpath(path) if os.path.exists(path) else path for path in paths if path]
+    resolved = [system.realpath(path) if system.exists(path) else path for path in paths if path]
     return list(dict.fromkeys(resolved))
 
 
 def ensure_dir(path: str) -> None:
     """Create ``path`` (mode 0700) and its parents if missing."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    system.makedirs(path, mode=0o700, exist_ok=True)
 
 
 def open_private_db(path: str, schema: str, version: int) -> sqlite3.Connection:
@@ -279,11 +279,11 @@ def open_private_db(path: str, schema: str, version: int) -> sqlite3.Connection:
     ``schema`` whenever its ``user_version`` is not ``version``."""
     import sqlite3
 
-    ensure_dir(os.path.dirname(path) or ".")
-    fresh = not os.path.exists(path)
+    ensure_dir(system.dirname(path) or ".")
+    fresh = not system.exists(path)
     db = sqlite3.connect(path, timeout=10.0, isolation_level=None)
     if fresh:
-        os.chmod(path, 0o600)
+        system.chmod(path, 0o600)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     if db.execute("PRAGMA user_version").fetchone()[0] != version:

@@ -16,9 +16,9 @@ this module altogether while the memo says the sources hold no tool-call guardra
 from __future__ import annotations
 
 import marshal
-import os
 import time
 
+from governance import system
 from governance.policy import seal
 from governance.project import (
     GOVERNANCE_SUBDIR,
@@ -194,5 +194,5 @@ def write_ledger(project_dir: str, record: dict[str, Any]) -> bool:
         ledger_module = importlib.import_module("governance.ledger.chain")
     except ImportError:
         return False
-    ledger_module.append(os.path.join(project_dir, GOVERNANCE_SUBDIR), record)
+    ledger_module.append(system.join(project_dir, GOVERNANCE_SUBDIR), record)
     return True

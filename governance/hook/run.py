@@ -9,11 +9,10 @@ when fail-closed is configured (``--on-error block``, ``GOVERNANCE_ON_ERROR=bloc
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.errors import GovernanceError, PayloadError
 from governance.hook import payload
 from governance.ledger import chain
@@ -47,7 +46,7 @@ class Run:
     def __init__(self, event: str | None, argv: Sequence[str]) -> None:
         self.started = time.perf_counter()
         self.event = event
-        self.on_error = _arg(argv, "--on-error") or os.environ.get("GOVERNANCE_ON_ERROR") or ""
+        self.on_error = _arg(argv, "--on-error") or system.environ_get("GOVERNANCE_ON_ERROR") or ""
         self.project: str | None = None
         self.matrix: dict[str, Any] | None = None
         self.tampered: list[str] = []      # derived files found rewritten (``_unaccepted``)
@@ -225,7 +224,7 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any,
         decision.action = "block" if worst["severity"] == "block" else "warn"
         decision.message = text
         decision.rule_key = f"guardrails.{worst['guardrailId']}"
-        decision.rule_file = sources[1] if os.path.exists(sources[1]) else sources[0]
+        decision.rule_file = sources[1] if system.exists(sources[1]) else sources[0]
     else:
         decision.message = f"{decision.message} Also: {text}".strip()
 
@@ -264,12 +263,12 @@ def _trace(run: Run, data: dict[str, Any], work_item: str, record: dict[str, Any
         if not isinstance(target, str) or not target:
             return None
         inside = guard.relative(project, data.get("cwd"), target)
-        name = inside or os.path.realpath(os.path.join(data.get("cwd") or project, target))
+        name = inside or system.realpath(system.join(data.get("cwd") or project, target))
         if tool == "NotebookEdit":
             found = trace.notebook_ranges(tool_input)
         else:
             try:
-                with open(os.path.join(project, inside) if inside else name, encoding="utf-8",
+                with open(system.join(project, inside) if inside else name, encoding="utf-8",
                           errors="replace") as fh:
                     text: str | None = fh.read()
             except OSError:
@@ -472,7 +471,7 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
             tool = str(data["tool_name"])
             if tool.startswith("mcp__") and tool.endswith("__select_active_intent"):
                 record["intent_selected"] = _bind_intent(run.project or "", data)
-            elif tool in TRACED and os.path.exists(intents_path(run.project or "")):
+            elif tool in TRACED and system.exists(intents_path(run.project or "")):
                 reply = _trace(run, data, view.work_item, record)
         if isinstance(data.get("duration_ms"), int | float):
             record["tool_duration_ms"] = data["duration_ms"]

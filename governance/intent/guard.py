@@ -9,8 +9,7 @@ target the shell analysis could not name (``?``) is out of scope.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.intent import scope, selection
 from governance.policy import seal
 from governance.project import intents_path, require_config_libraries, signature
@@ -61,8 +60,8 @@ def relative(project: str, cwd: str | None, target: str) -> str | None:
     if target == "?" or not target:
         return None
     base = cwd or project
-    path = os.path.realpath(os.path.join(base, os.path.expanduser(target)))
-    root = os.path.realpath(project)
+    path = system.realpath(system.join(base, system.expanduser(target)))
+    root = system.realpath(project)
     if path == root or not path.startswith(root.rstrip("/") + "/"):
         return None
     return path[len(root.rstrip("/")) + 1:]

@@ -11,10 +11,9 @@ project's, then an intent whose id is the cycle state's work item. Hot path: ``o
 from __future__ import annotations
 
 import fcntl
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.project import governance_dir, replace_file
 
 TYPE_CHECKING = False
@@ -25,7 +24,7 @@ SESSIONS_MAX = 500       # the oldest session selections are dropped beyond this
 
 
 def path(project: str) -> str:
-    return os.path.join(governance_dir(project), "intent", "selected.json")
+    return system.join(governance_dir(project), "intent", "selected.json")
 
 
 def read(project: str) -> dict[str, Any]:
@@ -54,8 +53,8 @@ def selected(project: str, session: str, work_item: str = "") -> tuple[str, str]
 def choose(project: str, intent_id: str | None, session: str = "", by: str = "user") -> None:
     """Select ``intent_id`` (None clears) for ``session``, or for the project without one."""
     target = path(project)
-    os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-    fd = os.open(target + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    system.makedirs(system.dirname(target), mode=0o700, exist_ok=True)
+    fd = system.open(target + ".lock", system.O_RDWR | system.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         data = read(project)
@@ -78,4 +77,4 @@ def choose(project: str, intent_id: str | None, session: str = "", by: str = "us
         replace_file(target, jsoncodec.dumps(data, sort_keys=True).encode())
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        system.close(fd)

@@ -20,10 +20,9 @@ Hot path (PostToolUse): ``os``, ``time``, ``fcntl`` and our modules.
 from __future__ import annotations
 
 import fcntl
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.ledger.chain import (
     canonical,
     digest,
@@ -44,7 +43,7 @@ WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 
 def path(project: str) -> str:
-    return os.path.join(project, INTENTS_FOLDER, NAME)
+    return system.join(project, INTENTS_FOLDER, NAME)
 
 
 def line_hash(lines: list[str]) -> str:
@@ -117,15 +116,15 @@ def allowed_by(gov_dir: str, tool_use_id: str) -> str:
     if not tool_use_id:
         return ""
     try:
-        fd = os.open(os.path.join(gov_dir, "ledger.jsonl"), os.O_RDONLY)
+        fd = system.open(system.join(gov_dir, "ledger.jsonl"), system.O_RDONLY)
     except OSError:
         return ""
     try:
-        size = os.fstat(fd).st_size
+        size = system.fstat(fd).st_size
         start = max(0, size - (1 << 18))
-        data = os.pread(fd, size - start, start)
+        data = system.pread(fd, size - start, start)
     finally:
-        os.close(fd)
+        system.close(fd)
     needle = b'"tool_use_id":' + canonical(tool_use_id)
     for line in reversed(data.split(b"\n")):
         if needle in line and b'"event":"PreToolUse"' in line:
@@ -138,18 +137,18 @@ def allowed_by(gov_dir: str, tool_use_id: str) -> str:
 
 def revision(project: str) -> str | None:
     """The git HEAD commit, read from ``.git`` without running git."""
-    git = os.path.join(project, ".git")
+    git = system.join(project, ".git")
     try:
-        with open(os.path.join(git, "HEAD"), encoding="utf-8") as fh:
+        with open(system.join(git, "HEAD"), encoding="utf-8") as fh:
             head = fh.read().strip()
         if not head.startswith("ref: "):
             return head or None
         ref = head[5:]
         try:
-            with open(os.path.join(git, ref), encoding="utf-8") as fh:
+            with open(system.join(git, ref), encoding="utf-8") as fh:
                 return fh.read().strip() or None
         except FileNotFoundError:
-            with open(os.path.join(git, "packed-refs"), encoding="utf-8") as fh:
+            with open(system.join(git, "packed-refs"), encoding="utf-8") as fh:
                 for line in fh:
                     if line.endswith(" " + ref + "\n") or line.endswith(" " + ref):
                         return line.split(" ", 1)[0]
@@ -181,7 +180,7 @@ def record(project: str, relative_path: str, found: list[dict[str, Any]], *, int
 
 
 def _uuid4() -> str:
-    raw = bytearray(os.urandom(16))
+    raw = bytearray(system.urandom(16))
     raw[6] = (raw[6] & 0x0F) | 0x40
     raw[8] = (raw[8] & 0x3F) | 0x80
     h = raw.hex()
@@ -197,30 +196,30 @@ def chained_hash(entry: dict[str, Any]) -> str:
 def append(project: str, entry: dict[str, Any]) -> dict[str, Any]:
     """Chain and append one record (under the lock, torn tails set aside); raises OSError."""
     target = path(project)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    lock = os.open(target + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    system.makedirs(system.dirname(target), exist_ok=True)
+    lock = system.open(target + ".lock", system.O_RDWR | system.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = system.open(target, system.O_RDWR | system.O_APPEND | system.O_CREAT, 0o644)
         try:
-            size = os.fstat(fd).st_size
+            size = system.fstat(fd).st_size
             prev, good = _tail(fd, size)
             if good < size:
-                _set_aside(project, os.pread(fd, size - good, good), good)
-                os.ftruncate(fd, good)
+                _set_aside(project, system.pread(fd, size - good, good), good)
+                system.ftruncate(fd, good)
                 size = good
             entry["metadata"]["governance"]["prev"] = prev
             entry["metadata"]["governance"]["hash"] = chained_hash(entry)
             line = canonical(entry) + b"\n"
-            written = os.write(fd, line)
+            written = system.write(fd, line)
             if written != len(line):
-                os.ftruncate(fd, size)
+                system.ftruncate(fd, size)
                 raise OSError(f"short write to {target}")
         finally:
-            os.close(fd)
+            system.close(fd)
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
-        os.close(lock)
+        system.close(lock)
     return entry
 
 
@@ -229,7 +228,7 @@ def _tail(fd: int, size: int) -> tuple[str, int]:
     if size == 0:
         return GENESIS, 0
     start = max(0, size - TAIL)
-    data = os.pread(fd, size - start, start)
+    data = system.pread(fd, size - start, start)
     end = data.rfind(b"\n")
     good = start + end + 1 if end >= 0 else start
     while end >= 0:
@@ -247,9 +246,9 @@ def _tail(fd: int, size: int) -> tuple[str, int]:
 def _set_aside(project: str, data: bytes, offset: int) -> None:
     entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "offset": offset,
              "bytes": data.decode("utf-8", "replace")}
-    fd = os.open(os.path.join(os.path.dirname(path(project)), TORN),
-                 os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = system.open(system.join(system.dirname(path(project)), TORN),
+                 system.O_WRONLY | system.O_APPEND | system.O_CREAT, 0o600)
     try:
-        os.write(fd, canonical(entry) + b"\n")
+        system.write(fd, canonical(entry) + b"\n")
     finally:
-        os.close(fd)
+        system.close(fd)

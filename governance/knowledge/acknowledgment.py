@@ -10,10 +10,9 @@ kept in memory between calls. Hot path: ``os``, ``fcntl`` and our JSON codec.
 from __future__ import annotations
 
 import fcntl
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.project import governance_dir, replace_file
 
 TYPE_CHECKING = False
@@ -24,7 +23,7 @@ LOCK_TIMEOUT_S = 5.0
 
 
 def folder(project: str) -> str:
-    return os.path.join(governance_dir(project), "knowledge", "sessions")
+    return system.join(governance_dir(project), "knowledge", "sessions")
 
 
 class Session:
@@ -32,7 +31,7 @@ class Session:
 
     def __init__(self, project: str, session: str, now: float | None = None) -> None:
         self.dir = folder(project)
-        self.path = os.path.join(self.dir, (session or "no-session") + ".json")
+        self.path = system.join(self.dir, (session or "no-session") + ".json")
         self.now = time.time() if now is None else now
         self.acks: dict[str, float] = {}       # item -> until (acknowledged: does not block)
         self.shown: dict[str, float] = {}      # item -> until (advisory: not repeated)
@@ -41,8 +40,8 @@ class Session:
         self._changed = False
 
     def __enter__(self) -> Session:
-        os.makedirs(self.dir, mode=0o700, exist_ok=True)
-        self._fd = os.open(os.path.join(self.dir, "sessions.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        system.makedirs(self.dir, mode=0o700, exist_ok=True)
+        self._fd = system.open(system.join(self.dir, "sessions.lock"), system.O_RDWR | system.O_CREAT, 0o600)
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         pause = 0.0005
         while True:
@@ -51,12 +50,12 @@ class Session:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    os.close(self._fd)
+                    system.close(self._fd)
                     from governance.errors import GovernanceError
 
                     raise GovernanceError(
                         f"the knowledge session lock was not free within {LOCK_TIMEOUT_S:g} s",
-                        file=os.path.join(self.dir, "sessions.lock"),
+                        file=system.join(self.dir, "sessions.lock"),
                         fix="check for a hung process holding it (lsof)") from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.005)
@@ -118,4 +117,4 @@ class Session:
                 replace_file(self.path, jsoncodec.dumps(data).encode())
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
+            system.close(self._fd)

@@ -9,10 +9,9 @@ knowledge would block.
 
 from __future__ import annotations
 
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.project import governance_dir, replace_file
 
 TYPE_CHECKING = False
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def path(project: str) -> str:
-    return os.path.join(governance_dir(project), "knowledge", "bypass.json")
+    return system.join(governance_dir(project), "knowledge", "bypass.json")
 
 
 def active(project: str, now: float | None = None) -> dict[str, Any] | None:
@@ -41,7 +40,7 @@ def active(project: str, now: float | None = None) -> dict[str, Any] | None:
 def switch_on(project: str, minutes: float, reason: str, by: str) -> dict[str, Any]:
     now = time.time()
     data = {"until": now + minutes * 60, "reason": reason, "set_at": now, "by": by}
-    os.makedirs(os.path.dirname(path(project)), mode=0o700, exist_ok=True)
+    system.makedirs(system.dirname(path(project)), mode=0o700, exist_ok=True)
     replace_file(path(project), jsoncodec.dumps(data).encode())
     return data
 
@@ -49,7 +48,7 @@ def switch_on(project: str, minutes: float, reason: str, by: str) -> dict[str, A
 def switch_off(project: str) -> bool:
     """Whether a bypass file was there to remove."""
     try:
-        os.unlink(path(project))
+        system.unlink(path(project))
     except FileNotFoundError:
         return False
     return True

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import fcntl
 import marshal
-import os
 import sys
 import time
 from array import array
 from collections.abc import Sequence
 from typing import Any
 
+from governance import system
 from governance.knowledge import lookup as index_module
 from governance.knowledge import settings as settings_module
 from governance.knowledge.lookup import Index, bucket_of, fnv, terms
@@ -96,7 +96,7 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     for number, sop in enumerate(sorted(sops, key=lambda s: s.name)):
         categories = sorted({SECTIONS[s] for s in sop.sections})
         try:
-            st = os.stat(sop.path)
+            st = system.stat(sop.path)
             stamp: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None
@@ -150,10 +150,10 @@ def _sop_files(project_dir: str) -> list[str]:
     found: list[str] = []
     for folder in index_module.sop_dirs(project_dir):
         try:
-            names = os.listdir(folder)
+            names = system.listdir(folder)
         except OSError:
             continue
-        found.extend(os.path.join(folder, n) for n in names if n.endswith(index_module.SOP_SUFFIX))
+        found.extend(system.join(folder, n) for n in names if n.endswith(index_module.SOP_SUFFIX))
     return sorted(found)
 
 
@@ -279,7 +279,7 @@ def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:
     still returned, so a read-only project gets its knowledge."""
     target = index_module.path(project_dir)
     try:
-        ensure_dir(os.path.dirname(target))
+        ensure_dir(system.dirname(target))
     except OSError:
         pass      # built all the same, and not stored
     with _Lock(target + ".lock"):
@@ -293,7 +293,7 @@ def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:
         if not stored:
             summary["not_stored"] = f"{target}: the folder or the seal cannot be written"
     try:
-        os.unlink(target + ".building")
+        system.unlink(target + ".building")
     except OSError:
         pass
     return Index.of_bytes(data), summary
@@ -306,7 +306,7 @@ class _Lock:
 
     def __enter__(self) -> _Lock:
         try:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            self.fd = system.open(self.path, system.O_RDWR | system.O_CREAT, 0o600)
         except OSError:
             return self   # a folder we cannot write: nothing is stored, so nothing to guard
         fcntl.flock(self.fd, fcntl.LOCK_EX)
@@ -315,7 +315,7 @@ class _Lock:
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
+            system.close(self.fd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,9 +12,9 @@ module a hook process loads costs it time.
 from __future__ import annotations
 
 import marshal
-import os
 import time
 
+from governance import system
 from governance.policy import seal
 from governance.project import cache_file, knowledge_sources, package_root, signature
 
@@ -126,19 +126,19 @@ class Index:
         governance recorded in the seal ``record`` when it built it (``policy.derived``; a
         rewritten index is noted, and built again)."""
         try:
-            fd = os.open(path(project), os.O_RDONLY | os.O_CLOEXEC)
+            fd = system.open(path(project), system.O_RDONLY | system.O_CLOEXEC)
         except OSError:
             return None
         try:
             if not seal.derived_verified(project, NAME, fd, record):
-                os.close(fd)
+                system.close(fd)
                 return None
-            head = os.pread(fd, FIRST_READ, 0)
-            header = _header(head, lambda n: os.pread(fd, n, 0))
+            head = system.pread(fd, FIRST_READ, 0)
+            header = _header(head, lambda n: system.pread(fd, n, 0))
         except (OSError, EOFError, ValueError, TypeError):
             header = None
         if header is None:
-            os.close(fd)
+            system.close(fd)
             return None
         return cls(None, fd, header)
 
@@ -151,14 +151,14 @@ class Index:
 
     def close(self) -> None:
         if self._fd is not None:
-            os.close(self._fd)
+            system.close(self._fd)
             self._fd = None
 
     def _read(self, offset: int, size: int) -> bytes:
         if self._data is not None:
             return self._data[offset:offset + size]
         assert self._fd is not None
-        return os.pread(self._fd, size, offset)
+        return system.pread(self._fd, size, offset)
 
     def _span(self, table: int, number: int) -> tuple[int, int]:
         raw = self._read(table + 4 * number, 8)
@@ -282,7 +282,7 @@ def of_call(project: str, tool: str, tool_input: dict[str, Any], cwd: str | None
     for segment in segments:
         _segment(ctx, segment)
     ctx.paths.append(cwd or project)
-    ctx.found("project", os.path.basename(project.rstrip("/")).lower(), "the project folder", why)
+    ctx.found("project", system.basename(project.rstrip("/")).lower(), "the project folder", why)
     _detect(ctx, detectors, why)
     return ctx
 
@@ -503,27 +503,27 @@ def current(project: str, build: Builder, sources: object = None,
 def _rebuild_in_background(project: str) -> None:
     marker = path(project) + ".building"
     try:
-        if time.time() - os.stat(marker).st_mtime < BACKGROUND_PAUSE:
+        if time.time() - system.stat(marker).st_mtime < BACKGROUND_PAUSE:
             return
     except OSError:
         pass
     try:
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-        os.utime(marker)
+        system.close(system.open(marker, system.O_WRONLY | system.O_CREAT | system.O_TRUNC, 0o600))
+        system.utime(marker)
         import sys
 
-        devnull = os.open(os.devnull, os.O_RDWR)
+        devnull = system.open(system.devnull, system.O_RDWR)
         try:
             code = (f"import sys; sys.path.insert(0, {package_root()!r}); "
                     "from governance.knowledge.indexer import main; "
                     f"raise SystemExit(main([{project!r}]))")
-            os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code],
-                           dict(os.environ), setsid=True,
-                           file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 0),
-                                         (os.POSIX_SPAWN_DUP2, devnull, 1),
-                                         (os.POSIX_SPAWN_DUP2, devnull, 2)])
+            system.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code],
+                           system.environment(), setsid=True,
+                           file_actions=[(system.POSIX_SPAWN_DUP2, devnull, 0),
+                                         (system.POSIX_SPAWN_DUP2, devnull, 1),
+                                         (system.POSIX_SPAWN_DUP2, devnull, 2)])
         finally:
-            os.close(devnull)
+            system.close(devnull)
     except OSError:
         pass   # the next call tries again; this one reads the index it has
 
@@ -642,7 +642,7 @@ def _globs(index: Index, ctx: Context, reasons: dict[int, list[str]]) -> None:
 def _unchanged(record: dict[str, Any]) -> bool:
     stamp = record.get("stamp")
     try:
-        st = os.stat(record["path"])
+        st = system.stat(record["path"])
     except OSError:
         return False
     return stamp is not None and (st.st_size, st.st_mtime_ns) == tuple(stamp)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from governance import system
 from governance.errors import GovernanceError
 from governance.knowledge.settings import CATEGORIES
 from governance.project import governance_dir, open_private_db
@@ -59,7 +59,7 @@ class Memory:
 
 
 def db_path(project_dir: str) -> str:
-    return os.path.join(governance_dir(project_dir), DB_NAME)
+    return system.join(governance_dir(project_dir), DB_NAME)
 
 
 def digest(text: str) -> str:
@@ -103,7 +103,7 @@ class MemoryStore:
 
     @staticmethod
     def exists(project_dir: str) -> bool:
-        return os.path.exists(db_path(project_dir))
+        return system.exists(db_path(project_dir))
 
     def close(self) -> None:
         self.db.close()
@@ -129,7 +129,7 @@ class MemoryStore:
                     skipped += 1
                     continue
                 while True:
-                    memory_id = "mem-" + os.urandom(5).hex()
+                    memory_id = "mem-" + system.urandom(5).hex()
                     if not cursor.execute("SELECT 1 FROM memories WHERE id = ?",
                                           (memory_id,)).fetchone():
                         break
@@ -208,7 +208,7 @@ def read_import(path: str, categories: list[str] | None, confidence: float | Non
                                fix="give a readable UTF-8 JSONL file") from None
     default_categories = categories or ["technical"]
     default_confidence = 0.7 if confidence is None else confidence
-    source = f"import:{os.path.basename(path)}"
+    source = f"import:{system.basename(path)}"
     items: list[tuple[str, list[str], float, str, float | None]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -274,8 +274,8 @@ def export_lines(store: MemoryStore) -> Iterator[str]:
 # -- reviewed decisions ----------------------------------------------------------------------------
 def decision_memories(project_dir: str) -> list[Memory]:
     """One memory per pattern of reviewed decisions (abandoned ones left out)."""
-    path = os.path.join(governance_dir(project_dir), "decisions.db")
-    if not os.path.exists(path):
+    path = system.join(governance_dir(project_dir), "decisions.db")
+    if not system.exists(path):
         return []
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
     try:

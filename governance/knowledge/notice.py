@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import fcntl
 import marshal
-import os
 
+from governance import system
 from governance.policy import seal
 from governance.project import cache_file
 
@@ -44,8 +44,8 @@ def tell(project: str, header: dict[str, Any], session: object = None,
         return ""
     fd = -1
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        system.makedirs(system.dirname(path), mode=0o700, exist_ok=True)
+        fd = system.open(path + ".lock", system.O_RDWR | system.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         if _told(project, None) == key:       # a parallel call told it meanwhile
             return ""
@@ -56,7 +56,7 @@ def tell(project: str, header: dict[str, Any], session: object = None,
         pass
     finally:
         if fd >= 0:
-            os.close(fd)     # closing releases the lock
+            system.close(fd)     # closing releases the lock
     return text(problems)
 
 

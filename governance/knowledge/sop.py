@@ -11,10 +11,10 @@ not ``shop``). Cold path: read when the knowledge index is built (``knowledge.in
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from governance import system
 from governance.errors import ConfigError
 from governance.knowledge.lookup import SOP_SUFFIX, sop_dirs
 
@@ -43,14 +43,14 @@ def load_all(project_dir: str) -> tuple[list[Sop], list[ConfigError]]:
     problems: list[ConfigError] = []
     for folder in sop_dirs(project_dir):
         try:
-            names = sorted(os.listdir(folder))
+            names = sorted(system.listdir(folder))
         except OSError:
             continue
         for name in names:
             if not name.endswith(SUFFIX) or name[:-len(SUFFIX)] in found:
                 continue
             try:
-                sop = parse(os.path.join(folder, name))
+                sop = parse(system.join(folder, name))
             except ConfigError as exc:
                 problems.append(exc)
                 continue
@@ -74,7 +74,7 @@ def parse(path: str) -> Sop:
     except UnicodeDecodeError:
         raise ConfigError("the SOP is not UTF-8 text", file=path,
                           fix="save it as UTF-8") from None
-    name = os.path.basename(path)[:-len(SUFFIX)]
+    name = system.basename(path)[:-len(SUFFIX)]
     front, body = _front_matter(text, path)
     sections, title = _sections(body)
     match = _match(front.get("match"), path) if "match" in front else None

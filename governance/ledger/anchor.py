@@ -20,9 +20,7 @@ Hot path: ``os`` and our ``jsoncodec``; the comparison is imported only when the
 
 from __future__ import annotations
 
-import os
-
-from governance import jsoncodec
+from governance import jsoncodec, system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,16 +39,16 @@ PAD = 512  # rewritten in place; padded so that it rarely needs to grow
 
 def folder() -> str:
     """Where the anchors live: ``$GOVERNANCE_ANCHOR_DIR``, else ``~/.claude/governance/anchors``."""
-    declared = os.environ.get(ENV)
+    declared = system.environ_get(ENV)
     if declared:
         return declared
-    home = os.environ.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".claude", "governance", "anchors")
+    home = system.environ_get("HOME") or system.expanduser("~")
+    return system.join(home, ".claude", "governance", "anchors")
 
 
 def path_for(gov_dir: str) -> str:
     """The anchor of the ledger in ``gov_dir`` (a project's ``.claude/governance``)."""
-    return os.path.join(folder(), sha256(gov_dir.encode("utf-8")).hexdigest()[:32] + ".json")
+    return system.join(folder(), sha256(gov_dir.encode("utf-8")).hexdigest()[:32] + ".json")
 
 
 def parse(data: bytes) -> dict[str, Any] | None:
@@ -97,15 +95,15 @@ def encode(anchor: dict[str, Any], old_length: int = 0) -> bytes:
 
 def _open(path: str) -> int:
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        return system.open(path, system.O_RDWR | system.O_CREAT | system.O_CLOEXEC, 0o600)
     except FileNotFoundError:
         # the declared folder is made as needed; under the home, only when the home exists (never
         # a home that does not, as HOME=/nonexistent under some services)
-        if not os.environ.get(ENV) and not os.path.isdir(
-                os.environ.get("HOME") or os.path.expanduser("~")):
+        if not system.environ_get(ENV) and not system.isdir(
+                system.environ_get("HOME") or system.expanduser("~")):
             raise
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        system.makedirs(system.dirname(path), mode=0o700, exist_ok=True)
+        return system.open(path, system.O_RDWR | system.O_CREAT | system.O_CLOEXEC, 0o600)
 
 
 def advance(gov_dir: str, before: dict[str, Any], record: dict[str, Any], at: list[int],
@@ -121,7 +119,7 @@ def advance(gov_dir: str, before: dict[str, Any], record: dict[str, Any], at: li
     except OSError:
         return "failed"
     try:
-        data = os.pread(fd, max(os.fstat(fd).st_size, PAD), 0)
+        data = system.pread(fd, max(system.fstat(fd).st_size, PAD), 0)
         old = parse(data) if data.strip() else None
         if old is None and data.strip():
             return "kept"   # torn or edited: stays for verify to report, until re-anchored
@@ -140,12 +138,12 @@ def advance(gov_dir: str, before: dict[str, Any], record: dict[str, Any], at: li
             known = {entry[0] for entry in old["sealed"]}
             sealed = old["sealed"] + [end for end in _sealed_ends(gov_dir, segment)
                                       if end[0] not in known]
-        os.pwrite(fd, encode(build(gov_dir, record, at, segment, identity, sealed), len(data)), 0)
+        system.pwrite(fd, encode(build(gov_dir, record, at, segment, identity, sealed), len(data)), 0)
         return outcome
     except OSError:
         return "failed"
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _sealed_ends(gov_dir: str, segment: int) -> list[list[Any]]:

@@ -21,10 +21,9 @@ Modes: files 0600, folder 0700. Hot path: ``os``, ``time``, ``fcntl``, the built
 from __future__ import annotations
 
 import fcntl
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.errors import LedgerError
 from governance.ledger import anchor
 from governance.ledger.files import _TAIL_WINDOW, _loads
@@ -103,7 +102,7 @@ class _Lock:
         self.fd = -1
 
     def __enter__(self) -> _Lock:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        self.fd = system.open(self.path, system.O_RDWR | system.O_CREAT, 0o600)
         deadline = time.monotonic() + self.timeout
         pause = 0.0005
         while True:
@@ -112,7 +111,7 @@ class _Lock:
                 return self
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    os.close(self.fd)
+                    system.close(self.fd)
                     raise LedgerError(f"the ledger lock was not free within {self.timeout:g} s",
                                       file=self.path,
                                       fix="check for a hung process holding it (lsof)") from None
@@ -121,13 +120,13 @@ class _Lock:
 
     def __exit__(self, *exc: object) -> None:
         fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
+        system.close(self.fd)
 
 
 def read_head(gov_dir: str) -> dict[str, Any] | None:
     """The sidecar head, or None when it is missing or unreadable."""
     try:
-        with open(os.path.join(gov_dir, HEAD), "rb") as fh:
+        with open(system.join(gov_dir, HEAD), "rb") as fh:
             head = _loads(fh.read())
     except (OSError, ValueError):
         return None
@@ -146,13 +145,13 @@ def _write_head(gov_dir: str, head: dict[str, Any]) -> None:
     crash is unreadable or names the wrong size, and the next append rebuilds it from the ledger."""
     data = canonical(head)
     data += b" " * (HEAD_WIDTH - len(data))
-    fd = os.open(os.path.join(gov_dir, HEAD), os.O_WRONLY | os.O_CREAT, 0o600)
+    fd = system.open(system.join(gov_dir, HEAD), system.O_WRONLY | system.O_CREAT, 0o600)
     try:
-        os.pwrite(fd, data, 0)
+        system.pwrite(fd, data, 0)
         if len(data) > HEAD_WIDTH:  # never with today's fields; keep the file exactly one record
-            os.ftruncate(fd, len(data))
+            system.ftruncate(fd, len(data))
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _chains(rec: Any, head: dict[str, Any]) -> bool:
@@ -163,11 +162,11 @@ def _chains(rec: Any, head: dict[str, Any]) -> bool:
 def _set_aside(gov_dir: str, data: bytes, offset: int) -> None:
     entry = {"ts": now_iso(), "file": LEDGER, "offset": offset, "length": len(data),
              "bytes": data.decode("utf-8", "replace")}
-    fd = os.open(os.path.join(gov_dir, TORN), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = system.open(system.join(gov_dir, TORN), system.O_WRONLY | system.O_APPEND | system.O_CREAT, 0o600)
     try:
-        os.write(fd, canonical(entry) + b"\n")
+        system.write(fd, canonical(entry) + b"\n")
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _repair(gov_dir: str, fd: int, size: int, head: dict[str, Any] | None) -> dict[str, Any]:
@@ -177,7 +176,7 @@ def _repair(gov_dir: str, fd: int, size: int, head: dict[str, Any] | None) -> di
     if head is not None and known:
         found = {"hash": head["hash"], "seq": head["seq"], "segment": head.get("segment", 0)}
         good = head["size"]
-        for line in os.pread(fd, size - good, good).split(b"\n")[:-1]:
+        for line in system.pread(fd, size - good, good).split(b"\n")[:-1]:
             try:
                 rec = _loads(line)
             except ValueError:
@@ -199,8 +198,8 @@ def _repair(gov_dir: str, fd: int, size: int, head: dict[str, Any] | None) -> di
                                f"seq {head['seq']} (records removed?); the chain continues from "
                                "the file. Run `governance ledger verify`.")
     if good < size:
-        _set_aside(gov_dir, os.pread(fd, size - good, good), good)
-        os.ftruncate(fd, good)
+        _set_aside(gov_dir, system.pread(fd, size - good, good), good)
+        system.ftruncate(fd, good)
     found["size"] = good
     return found
 
@@ -209,21 +208,21 @@ def _last_segment_record(gov_dir: str) -> dict[str, Any] | None:
     names = segments(gov_dir)
     if not names:
         return None
-    fd = os.open(os.path.join(gov_dir, names[-1]), os.O_RDONLY)
+    fd = system.open(system.join(gov_dir, names[-1]), system.O_RDONLY)
     try:
-        return last_record(fd, os.fstat(fd).st_size)[0]
+        return last_record(fd, system.fstat(fd).st_size)[0]
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _write_line(fd: int, line: bytes, size: int, path: str) -> int:
     try:
-        written = os.write(fd, line)
+        written = system.write(fd, line)
     except OSError:
-        os.ftruncate(fd, size)
+        system.ftruncate(fd, size)
         raise
     if written != len(line):
-        os.ftruncate(fd, size)  # never leave a partial record behind
+        system.ftruncate(fd, size)  # never leave a partial record behind
         raise LedgerError(f"short write to the ledger ({written} of {len(line)} bytes)",
                           file=path, fix="check free disk space")
     return written
@@ -235,13 +234,13 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
     Raises :class:`LedgerError` when the ledger cannot be written (read-only, disk full, the lock
     not free within ``LOCK_TIMEOUT_S``)."""
     clean = redact_record(record)
-    path = os.path.join(gov_dir, LEDGER)
+    path = system.join(gov_dir, LEDGER)
     try:
-        os.makedirs(gov_dir, mode=0o700, exist_ok=True)
-        with _Lock(os.path.join(gov_dir, LOCK)):
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        system.makedirs(gov_dir, mode=0o700, exist_ok=True)
+        with _Lock(system.join(gov_dir, LOCK)):
+            fd = system.open(path, system.O_RDWR | system.O_APPEND | system.O_CREAT, 0o600)
             try:
-                info = os.fstat(fd)
+                info = system.fstat(fd)
                 size = info.st_size
                 head = read_head(gov_dir)
                 if head is None or head["size"] != size:
@@ -256,17 +255,17 @@ def append(gov_dir: str, record: dict[str, Any], *, max_bytes: int | None = None
                 if max_bytes and size and size + len(line) > max_bytes:
                     segment += 1
                     rotated = [segment, head["seq"], head["hash"], size]
-                    os.close(fd)
+                    system.close(fd)
                     fd = -1
-                    os.rename(path, os.path.join(gov_dir, segment_name(segment)))
-                    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-                    info = os.fstat(fd)
+                    system.rename(path, system.join(gov_dir, segment_name(segment)))
+                    fd = system.open(path, system.O_RDWR | system.O_APPEND | system.O_CREAT, 0o600)
+                    info = system.fstat(fd)
                     size = 0
                 start = size
                 size += _write_line(fd, line, size, path)
             finally:
                 if fd >= 0:
-                    os.close(fd)
+                    system.close(fd)
             try:
                 _write_head(gov_dir, {"hash": full["hash"], "seq": full["seq"], "size": size,
                                       "segment": segment})
@@ -285,19 +284,19 @@ def log_error(gov_dir: str, text: str) -> str | None:
     """Append a redacted line to ``errors.log`` (0600); returns its path, or None on failure.
     A log past ``ERRORS_MAX_BYTES`` becomes ``errors.log.1`` (the one before is dropped), so a
     flood of bad input cannot fill the disk."""
-    path = os.path.join(gov_dir, ERRORS)
+    path = system.join(gov_dir, ERRORS)
     try:
-        os.makedirs(gov_dir, mode=0o700, exist_ok=True)
+        system.makedirs(gov_dir, mode=0o700, exist_ok=True)
         try:
-            if os.stat(path).st_size > ERRORS_MAX_BYTES:
-                os.replace(path, path + ".1")
+            if system.stat(path).st_size > ERRORS_MAX_BYTES:
+                system.replace(path, path + ".1")
         except FileNotFoundError:
             pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = system.open(path, system.O_WRONLY | system.O_APPEND | system.O_CREAT, 0o600)
         try:
-            os.write(fd, f"{now_iso()} {redact(text)}\n".encode("utf-8", "replace"))
+            system.write(fd, f"{now_iso()} {redact(text)}\n".encode("utf-8", "replace"))
         finally:
-            os.close(fd)
+            system.close(fd)
         return path
     except OSError:
         return None

@@ -10,9 +10,7 @@ judges the chain itself first. Imported by the append only when the anchor is be
 
 from __future__ import annotations
 
-import os
-
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.ledger.files import LEDGER, last_record, segment_name, segments
 
 TYPE_CHECKING = False
@@ -37,14 +35,14 @@ def _read_at(path: str, start: int, end: int) -> tuple[dict[str, Any] | None, li
     """The record stored exactly in bytes ``start..end`` of ``path`` (with its newline) and the
     file's identity; ``(None, None)`` when the file is gone."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = system.open(path, system.O_RDONLY | system.O_CLOEXEC)
     except OSError:
         return None, None
     try:
-        info = os.fstat(fd)
-        raw = os.pread(fd, max(0, end - start), start)
+        info = system.fstat(fd)
+        raw = system.pread(fd, max(0, end - start), start)
     finally:
-        os.close(fd)
+        system.close(fd)
     identity = [info.st_dev, info.st_ino]
     if end <= start or len(raw) != end - start or not raw.endswith(b"\n"):
         return None, identity
@@ -66,29 +64,29 @@ def _byte_before(path: str, start: int) -> bytes:
 def last_line(path: str) -> tuple[dict[str, Any] | None, int, int, int]:
     """The last complete record of ``path``, where its line starts and ends, and the file's size."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = system.open(path, system.O_RDONLY | system.O_CLOEXEC)
     except OSError:
         return None, 0, 0, -1
     try:
-        size = os.fstat(fd).st_size
+        size = system.fstat(fd).st_size
         found, end = last_record(fd, size)
         if found is None:
             return None, 0, 0, size
         start = max(0, end - 1 - 65536)
-        before = os.pread(fd, end - 1 - start, start)
+        before = system.pread(fd, end - 1 - start, start)
         cut = before.rfind(b"\n")
         line_start = start + cut + 1 if cut >= 0 else start
         if cut < 0 and start > 0:   # a line longer than the window: find its start the slow way
             line_start = _line_start(fd, end - 1)
         return found, line_start, end, size
     finally:
-        os.close(fd)
+        system.close(fd)
 
 
 def _line_start(fd: int, before: int) -> int:
     while before > 0:
         start = max(0, before - 65536)
-        chunk = os.pread(fd, before - start, start)
+        chunk = system.pread(fd, before - start, start)
         cut = chunk.rfind(b"\n")
         if cut >= 0:
             return start + cut + 1
@@ -98,7 +96,7 @@ def _line_start(fd: int, before: int) -> int:
 
 def segment_end(gov_dir: str, number: int) -> list[Any] | None:
     """``[number, seq, hash, size]`` of a sealed segment's last record; None when it is gone."""
-    found, _, _, size = last_line(os.path.join(gov_dir, segment_name(number)))
+    found, _, _, size = last_line(system.join(gov_dir, segment_name(number)))
     if found is None:
         return None
     return [number, found.get("seq"), found.get("hash"), size]
@@ -111,7 +109,7 @@ def segment_numbers(gov_dir: str) -> list[int]:
 def last_seq(gov_dir: str) -> int:
     """The seq of the ledger's last complete record (0 when it has none)."""
     for name in [LEDGER] + [segment_name(n) for n in reversed(segment_numbers(gov_dir))]:
-        found = last_line(os.path.join(gov_dir, name))[0]
+        found = last_line(system.join(gov_dir, name))[0]
         if found is not None and isinstance(found.get("seq"), int):
             return int(found["seq"])
     return 0
@@ -126,8 +124,8 @@ def compare(gov_dir: str, anchor: dict[str, Any]) -> tuple[Finding | None, list[
         return None, notes
     named = f"seq {seq} (hash {digest[:12]}..., {when})"
     numbers = segment_numbers(gov_dir)
-    live = os.path.join(gov_dir, LEDGER)
-    if not numbers and not os.path.exists(live):
+    live = system.join(gov_dir, LEDGER)
+    if not numbers and not system.exists(live):
         return Finding("deleted", f"the ledger is gone (no {LEDGER}, no segment), but its anchor "
                                   f"recorded {seq} record(s), the last {named}"), notes
     for number, end_seq, end_hash, size in anchor["sealed"]:
@@ -145,7 +143,7 @@ def compare(gov_dir: str, anchor: dict[str, Any]) -> tuple[Finding | None, list[
                                   f"ledger has {top}"), notes
     where = LEDGER if top == anchor["segment"] else segment_name(anchor["segment"] + 1)
     start, end = anchor["at"]
-    found, identity = _read_at(os.path.join(gov_dir, where), start, end)
+    found, identity = _read_at(system.join(gov_dir, where), start, end)
     if found is not None and found.get("seq") == seq and found.get("hash") == digest:
         if identity is not None and anchor.get("file") and identity != anchor["file"]:
             notes.append(f"{where} is not the file the anchor saw (it was copied or restored); "

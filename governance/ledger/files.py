@@ -5,9 +5,7 @@ with the anchor (``divergence``). Hot path: ``os`` and our ``jsoncodec``.
 
 from __future__ import annotations
 
-import os
-
-from governance import jsoncodec
+from governance import jsoncodec, system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +26,7 @@ def segment_name(number: int) -> str:
 def segments(gov_dir: str) -> list[str]:
     """Names of the sealed segments, oldest first (the live ``ledger.jsonl`` not included)."""
     try:
-        names = os.listdir(gov_dir)
+        names = system.listdir(gov_dir)
     except OSError:
         return []
     found = [n for n in names if len(n) == 19 and n.startswith("ledger.") and n.endswith(".jsonl")
@@ -39,7 +37,7 @@ def segments(gov_dir: str) -> list[str]:
 def last_record(fd: int, size: int) -> tuple[dict[str, Any] | None, int]:
     """The last complete, parseable record before ``size`` and the offset just after its line."""
     start = max(0, size - _TAIL_WINDOW)
-    tail = os.pread(fd, size - start, start)
+    tail = system.pread(fd, size - start, start)
     end = tail.rfind(b"\n")
     while end >= 0:
         begin = tail.rfind(b"\n", 0, end) + 1

@@ -30,9 +30,9 @@ and by ``governance doctor``; writing takes the seal's lock (filelock) and ``jso
 from __future__ import annotations
 
 import marshal
-import os
 import time
 
+from governance import system
 from governance.policy import seal
 from governance.project import cache_file, read_bytes, replace_file
 
@@ -65,23 +65,23 @@ def store(project: str, files: dict[str, bytes], settle: Collection[str] = (),
     unlink the files in ``remove`` and drop their records. Files named in ``settle`` (large ones)
     also get their stat recorded, once their ctime is older than ``SETTLE_NS``. A project where
     nothing can be written keeps nothing (its files are built again when needed): False."""
-    folder = os.path.dirname(cache_file(project, "x"))
+    folder = system.dirname(cache_file(project, "x"))
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        system.makedirs(folder, mode=0o700, exist_ok=True)
         with seal.lock(project):
             changes: dict[str, Any] = {}
             for name in remove:
                 try:
-                    os.unlink(os.path.join(folder, name))
+                    system.unlink(system.join(folder, name))
                 except FileNotFoundError:
                     pass
                 changes[name] = None
             for name, data in files.items():
-                replace_file(os.path.join(folder, name), data)
+                replace_file(system.join(folder, name), data)
                 changes[name] = {"sha256": seal.digest(data), "stat": None}
             for name in settle:
                 if name in files:
-                    changes[name]["stat"] = _settled(os.path.join(folder, name),
+                    changes[name]["stat"] = _settled(system.join(folder, name),
                                                      changes[name]["sha256"])
             record = seal.read(project) or {"version": seal.VERSION}
             entries = dict(seal.derived_entries(record))
@@ -101,15 +101,15 @@ def _settled(path: str, sha: str) -> list[int] | None:
     """The file's stat once its ctime is at least ``SETTLE_NS`` old, when its bytes are still
     ``sha`` and its stat did not move while they were read; else None (hashed on every read).
     Any later write gets a later ctime, so a recorded stat can only match the bytes hashed."""
-    first = os.stat(path)
+    first = system.stat(path)
     wait = first.st_ctime_ns + SETTLE_NS - time.time_ns()
     if wait > 0:
         time.sleep(wait / 1e9)
     if first.st_ctime_ns % 1_000_000_000 == 0:
         return None         # a file system with whole-second times: too coarse to rely on
-    before = os.stat(path)
+    before = system.stat(path)
     data = read_bytes(path)
-    after = os.stat(path)
+    after = system.stat(path)
     if seal.stat_list(before) != seal.stat_list(after) or seal.digest(data) != sha:
         return None
     return seal.stat_list(after)

@@ -10,8 +10,7 @@ matrix was compiled.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.policy import matrix as matrix_module
 from governance.policy.state import StateView, read_state
 from governance.project import sandbox_manifest_path
@@ -68,7 +67,7 @@ def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
     if budget[0] <= 0:
         return
     try:
-        info = os.stat(path)
+        info = system.stat(path)
     except (OSError, ValueError):
         return
     budget[0] -= 1
@@ -79,11 +78,11 @@ def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
     if (info.st_mode & 0o170000) != 0o040000 or depth >= _MAX_DEPTH:
         return
     try:
-        names = os.listdir(path)
+        names = system.listdir(path)
     except OSError:
         return
     for name in names:
-        _files_under(os.path.join(path, name), pattern, found, budget, depth + 1)
+        _files_under(system.join(path, name), pattern, found, budget, depth + 1)
 
 
 def _exec_act(segment: str, target: str) -> Act:
@@ -213,7 +212,7 @@ class GovernanceLayer:
                                         cwd=base))
             if self.matrix.get("exec_config"):
                 acts = self._with_exec_config(acts, base)
-        if tool_input.get("dangerouslyDisableSandbox") is True and os.path.exists(
+        if tool_input.get("dangerouslyDisableSandbox") is True and system.exists(
                 sandbox_manifest_path(self.project_dir)):
             acts.insert(0, Act("sandbox-escape", "dangerouslyDisableSandbox: true",
                                "asks to run outside the sandbox, which governance makes mandatory"))
@@ -246,16 +245,16 @@ class GovernanceLayer:
         if not patterns:
             return False
         base = cwd or self.project_dir
-        full = os.path.realpath(os.path.join(base, os.path.expanduser(path))).lower()
+        full = system.realpath(system.join(base, system.expanduser(path))).lower()
         root = self._root()
-        rel = full[len(root) + 1:] if full.startswith(root + os.sep) else None
-        name = full.rsplit(os.sep, 1)[-1]
+        rel = full[len(root) + 1:] if full.startswith(root + system.sep) else None
+        name = full.rsplit(system.sep, 1)[-1]
         for pattern in patterns:
             if pattern.startswith(("~/", "$")):
                 place = self._place(pattern)
                 if place is not None and _glob(full, place):
                     return True
-            elif os.path.isabs(pattern):
+            elif system.isabs(pattern):
                 if _glob(full, pattern):
                     return True
             elif rel is not None and _glob(rel if "/" in pattern else name, pattern):
@@ -265,7 +264,7 @@ class GovernanceLayer:
     def _root(self) -> str:
         root = self._real_root
         if root is None:
-            root = self._real_root = os.path.realpath(self.project_dir).lower()
+            root = self._real_root = system.realpath(self.project_dir).lower()
         return root
 
     def _place(self, pattern: str) -> str | None:
@@ -281,26 +280,26 @@ class GovernanceLayer:
         if pattern.startswith("~/"):
             return self._home() + pattern[1:]
         name, _, rest = pattern[1:].partition("/")
-        folder = os.environ.get(name.upper())
+        folder = system.environ_get(name.upper())
         if not folder and name == "xdg_config_home":
-            folder = os.path.join(self._home(), ".config")
+            folder = system.join(self._home(), ".config")
         if not folder:
             return None
-        return os.path.realpath(folder).lower() + "/" + rest
+        return system.realpath(folder).lower() + "/" + rest
 
     def holds_protected(self, folder: str, cwd: str | None = None) -> bool:
         """True when ``folder`` is a protected place, or holds one anywhere below it (the project
         root holds ``.claude/settings.json``, the home ``~/.claude/settings.json``): what an
         archive or a patch that cannot be listed may overwrite when extracted there."""
         base = cwd or self.project_dir
-        full = os.path.realpath(os.path.join(base, os.path.expanduser(folder))).lower()
+        full = system.realpath(system.join(base, system.expanduser(folder))).lower()
         if self.is_protected(full):
             return True
-        inside = full.rstrip(os.sep) + os.sep
+        inside = full.rstrip(system.sep) + system.sep
         for place in self.protected_places():
             cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
                        if k >= 0), default=len(place))
-            literal = os.path.realpath(place[:cut].rstrip(os.sep) or os.sep).lower()
+            literal = system.realpath(place[:cut].rstrip(system.sep) or system.sep).lower()
             if literal == full or literal.startswith(inside):
                 return True
         return False
@@ -312,18 +311,18 @@ class GovernanceLayer:
         to case, as a case-insensitive file system would (``.CLAUDE/settings.json`` is the same
         file there)."""
         base = cwd or self.project_dir
-        real = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+        real = system.realpath(system.join(base, system.expanduser(path)))
         full = real.lower()
         for place in self._installation():
-            if full == place or full.startswith(place + os.sep):
+            if full == place or full.startswith(place + system.sep):
                 return True
         root = self.project_dir.lower()
-        rel = full[len(root) + 1:] if full.startswith(root + os.sep) else None
+        rel = full[len(root) + 1:] if full.startswith(root + system.sep) else None
         for pattern in self.matrix["protected"]:
             pattern = pattern.lower()
             if pattern.startswith("~/"):
                 pattern = self._home() + pattern[1:]
-            if os.path.isabs(pattern):
+            if system.isabs(pattern):
                 if _match(full, pattern):
                     return True
             elif rel is not None and _match(rel, pattern):
@@ -335,7 +334,7 @@ class GovernanceLayer:
         are a protected file's (``ln .claude/governance/state.json s.json``). One ``stat``; the
         protected files are looked at only for a file that has other names."""
         try:
-            info = os.stat(real)
+            info = system.stat(real)
         except (OSError, ValueError):
             return False
         if info.st_nlink < 2 or (info.st_mode & 0o170000) != 0o100000:
@@ -356,7 +355,7 @@ class GovernanceLayer:
             if cut < 0:
                 _files_under(place, None, found, budget)
             else:
-                folder = place[:cut].rsplit(os.sep, 1)[0] or os.sep
+                folder = place[:cut].rsplit(system.sep, 1)[0] or system.sep
                 _files_under(folder, place.lower(), found, budget)
         return found
 
@@ -374,8 +373,8 @@ class GovernanceLayer:
     def _home(self) -> str:
         home = self._home_dir
         if home is None:
-            home = self._home_dir = os.path.realpath(
-                os.environ.get("HOME") or os.path.expanduser("~")).lower()
+            home = self._home_dir = system.realpath(
+                system.environ_get("HOME") or system.expanduser("~")).lower()
         return home
 
     def protected_places(self) -> list[str]:
@@ -385,11 +384,11 @@ class GovernanceLayer:
         places = []
         for pattern in self.matrix["protected"]:
             if pattern.startswith("~/"):
-                places.append(os.path.join(os.path.expanduser("~"), pattern[2:]))
-            elif os.path.isabs(pattern):
+                places.append(system.join(system.expanduser("~"), pattern[2:]))
+            elif system.isabs(pattern):
                 places.append(pattern)
             else:
-                places.append(os.path.join(self.project_dir, pattern))
+                places.append(system.join(self.project_dir, pattern))
         return places + installation_paths()
     def _rule(self, primitive: str, state: str) -> tuple[str, str, str, str, str]:
         entry = self.matrix["decide"].get(state, {}).get(primitive)

@@ -15,8 +15,8 @@ packaged default alone, when none was accepted) and says so under ``unaccepted``
 from __future__ import annotations
 
 import marshal
-import os
 
+from governance import system
 from governance.errors import ConfigError
 from governance.policy import seal
 from governance.project import (
@@ -100,11 +100,11 @@ def _read_cache(project_dir: str, path: str, record: dict[str, Any] | None
     """The compiled matrix at ``path`` when it is what governance recorded in the seal (else
     None; a change is noted, ``seal.changed``). Read whole, so that the rules read later come
     from the bytes that were checked."""
-    name = os.path.basename(path)
+    name = system.basename(path)
     held = _HELD.get(path)
     if held is not None:
         try:
-            stat = seal.stat_list(os.stat(path))
+            stat = seal.stat_list(system.stat(path))
         except OSError:
             return None
         if held[0] == stat and seal.trusted_stat(record, name, stat):
@@ -338,8 +338,8 @@ def allowed_states(compiled: dict[str, Any], primitive: str) -> list[str]:
 
 
 def shell_cache_path(path: str) -> str:
-    folder, name = os.path.split(path)
-    return os.path.join(folder, "shell-" + name[len("matrix-"):])
+    folder, name = system.split(path)
+    return system.join(folder, "shell-" + name[len("matrix-"):])
 
 
 def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | None:
@@ -351,12 +351,12 @@ def load_shell(project_dir: str, compiled: dict[str, Any]) -> dict[str, Any] | N
     loaded: Any = None
     held = _HELD.get(path)
     try:
-        stat = seal.stat_list(os.stat(path))
+        stat = seal.stat_list(system.stat(path))
         if held is not None and stat == held[0] and seal.trusted_stat(
-                compiled.get("seal"), os.path.basename(path), stat):
+                compiled.get("seal"), system.basename(path), stat):
             loaded = held[1]
         else:
-            found = seal.derived_whole(project_dir, os.path.basename(path),
+            found = seal.derived_whole(project_dir, system.basename(path),
                                        compiled.get("seal"))
             if found is not None:
                 loaded = _hold(path, found[1], _read_shell(found[0]))
@@ -469,14 +469,14 @@ KEEP_CACHES = 3  # the matrix in force, the accepted one while a change waits, a
 
 def _pruned(folder: str, path: str) -> list[str]:
     """All but the newest compiled matrices (and their shell patterns) besides ``path``."""
-    own = {os.path.basename(path), os.path.basename(shell_cache_path(path))}
+    own = {system.basename(path), system.basename(shell_cache_path(path))}
     try:
-        cores = sorted((entry for entry in os.scandir(folder)
+        cores = sorted((entry for entry in system.scandir(folder)
                         if entry.name.startswith("matrix-") and entry.name not in own),
                        key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
         keep = own | {entry.name for entry in cores[:KEEP_CACHES - 1]}
         keep |= {"shell-" + name[len("matrix-"):] for name in keep if name.startswith("matrix-")}
-        return [entry.name for entry in os.scandir(folder)
+        return [entry.name for entry in system.scandir(folder)
                 if entry.name.startswith(("matrix-", "shell-")) and entry.name not in keep]
     except OSError:
         return []
@@ -485,15 +485,15 @@ def _pruned(folder: str, path: str) -> list[str]:
 def write_cache(path: str, value: dict[str, Any]) -> None:
     """Store a compiled matrix (shell patterns apart), keeping a few others, each recorded in the
     seal (``derived``); a read-only project simply keeps no cache."""
-    folder = os.path.dirname(path)
-    project_dir = os.path.dirname(os.path.dirname(os.path.dirname(folder)))
+    folder = system.dirname(path)
+    project_dir = system.dirname(system.dirname(system.dirname(folder)))
     core = value
     files = {}
     shell = value.get("shell")
     if isinstance(shell, dict):
-        files[os.path.basename(shell_cache_path(path))] = _shell_bytes(shell)
+        files[system.basename(shell_cache_path(path))] = _shell_bytes(shell)
         core = {**value, "shell": True}
-    files[os.path.basename(path)] = _store_core(core) if "decide" in core else _framed(core)
+    files[system.basename(path)] = _store_core(core) if "decide" in core else _framed(core)
     from governance.policy import derived
 
     derived.store(project_dir, files, settle=files, remove=_pruned(folder, path))

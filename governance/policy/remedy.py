@@ -11,9 +11,7 @@ briefing, ``doctor``); an allowed call never does. Hot path: ``os`` and our JSON
 
 from __future__ import annotations
 
-import os
-
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.project import read_bytes
 
 STATE_SET = "`governance state set CYCLE PHASE WORK-ID`"
@@ -39,13 +37,13 @@ def justfile(project: str) -> str | None:
     """The project's justfile (``justfile`` in any case, or ``.justfile``), as ``just`` finds it
     in the project folder, or None."""
     try:
-        names = sorted(os.listdir(project))
+        names = sorted(system.listdir(project))
     except OSError:
         return None
     for name in names:
         if name.lower() == "justfile" or name == ".justfile":
-            path = os.path.join(project, name)
-            if os.path.isfile(path):
+            path = system.join(project, name)
+            if system.isfile(path):
                 return path
     return None
 
@@ -122,10 +120,10 @@ def just_recipes(project: str) -> list[str]:
 def slash_cycle(project: str) -> bool:
     """Whether ``/cycle`` exists in Claude Code for the project: its ``.claude/commands/cycle.md``,
     or our plugin's, sets the state."""
-    places = [os.path.join(project, ".claude", "commands", "cycle.md")]
-    plugin = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    places = [system.join(project, ".claude", "commands", "cycle.md")]
+    plugin = system.environ_get("CLAUDE_PLUGIN_ROOT")
     if plugin:
-        places.append(os.path.join(plugin, "commands", "cycle.md"))
+        places.append(system.join(plugin, "commands", "cycle.md"))
     return any("state set" in _text(place) for place in places)
 
 
@@ -152,7 +150,7 @@ def mcp_server(project: str) -> str | None:
     """The name under which the project's ``.mcp.json`` registers our decisions server (the one
     with ``select_active_intent``), or None."""
     try:
-        data = jsoncodec.loads(_text(os.path.join(project, ".mcp.json")) or "{}")
+        data = jsoncodec.loads(_text(system.join(project, ".mcp.json")) or "{}")
     except (ValueError, RecursionError):
         return None
     servers = data.get("mcpServers") if isinstance(data, dict) else None

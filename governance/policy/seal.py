@@ -27,10 +27,9 @@ builtin sha256; writing takes a filelock (and a mismatch of a derived file, to r
 from __future__ import annotations
 
 import marshal
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.errors import StateError
 from governance.project import (
     cache_file,
@@ -57,11 +56,11 @@ VERSION = 1
 
 
 def seal_path(project_dir: str) -> str:
-    return os.path.join(governance_dir(project_dir), SEAL_NAME)
+    return system.join(governance_dir(project_dir), SEAL_NAME)
 
 
 def matrix_copy_path(project_dir: str) -> str:
-    return os.path.join(governance_dir(project_dir), MATRIX_COPY)
+    return system.join(governance_dir(project_dir), MATRIX_COPY)
 
 
 def digest(data: bytes) -> str:
@@ -144,7 +143,7 @@ def _derived_entry(record: dict[str, Any] | None, name: str) -> dict[str, Any] |
     return entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) else None
 
 
-def stat_list(st: os.stat_result) -> list[int]:
+def stat_list(st: system.stat_result) -> list[int]:
     """A file's stat as the seal records it: size, mtime, ctime, inode."""
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
@@ -183,7 +182,7 @@ def derived_verified(project_dir: str, name: str, fd: int, record: dict[str, Any
     entry = _derived_entry(record, name)
     if entry is None:
         return False
-    st = os.fstat(fd)
+    st = system.fstat(fd)
     if entry.get("stat") == stat_list(st):
         return True
     found = digest(read_whole(fd))
@@ -196,14 +195,14 @@ def derived_whole(project_dir: str, name: str, record: dict[str, Any] | None
     when it is missing, not recorded or changed (noted). The stat is taken after the read: a
     write before or during it moved the ctime."""
     try:
-        fd = os.open(cache_file(project_dir, name), os.O_RDONLY | os.O_CLOEXEC)
+        fd = system.open(cache_file(project_dir, name), system.O_RDONLY | system.O_CLOEXEC)
     except OSError:
         return None
     try:
         data = read_whole(fd)
-        stat = stat_list(os.fstat(fd))
+        stat = stat_list(system.fstat(fd))
     finally:
-        os.close(fd)
+        system.close(fd)
     entry = _derived_entry(record, name)
     if entry is None:
         return None
@@ -242,7 +241,7 @@ def read_whole(fd: int) -> bytes:
     """All of an open file's bytes."""
     chunks = []
     offset = 0
-    while chunk := os.pread(fd, 1 << 20, offset):
+    while chunk := system.pread(fd, 1 << 20, offset):
         chunks.append(chunk)
         offset += len(chunk)
     return b"".join(chunks)
@@ -277,14 +276,14 @@ def who() -> str:
     """Who changes a governance file, and how: ``alice (cli)``, ``alice (just)`` (a just recipe),
     ``alice (claude-code)`` (through Claude Code's Bash tool). The user is ``$USER``, else the
     account the process runs as (``$USER`` is unset under cron, containers, ``env -i``)."""
-    user = os.environ.get("USER", "") or os.environ.get("LOGNAME", "")
+    user = system.environ_get("USER", "") or system.environ_get("LOGNAME", "")
     if not user:
         import pwd
 
         try:
-            user = pwd.getpwuid(os.getuid()).pw_name
+            user = pwd.getpwuid(system.getuid()).pw_name
         except KeyError:  # an account with no passwd entry (some containers)
-            user = f"uid {os.getuid()}"
+            user = f"uid {system.getuid()}"
     return f"{user} ({_how()})"
 
 
@@ -292,9 +291,9 @@ def _how() -> str:
     """How the change was made: Claude Code sets ``CLAUDECODE`` for the commands it runs; this
     repository's just recipes set ``GOVERNANCE_VIA=just`` on the commands that change governance
     files. Informational only (the user is what matters): anything else is ``cli``."""
-    if os.environ.get("CLAUDECODE"):
+    if system.environ_get("CLAUDECODE"):
         return "claude-code"
-    if os.environ.get("GOVERNANCE_VIA") == "just":
+    if system.environ_get("GOVERNANCE_VIA") == "just":
         return "just"
     return "cli"
 
@@ -318,7 +317,7 @@ def lock(project_dir: str) -> Any:
     enable_site_packages()   # a hook runs with -S: filelock is in the venv
     from filelock import FileLock
 
-    os.makedirs(governance_dir(project_dir), mode=0o700, exist_ok=True)
+    system.makedirs(governance_dir(project_dir), mode=0o700, exist_ok=True)
     return FileLock(seal_path(project_dir) + ".lock", timeout=10)
 
 
@@ -366,11 +365,11 @@ def accept_matrix(project_dir: str, override: bytes | None, actor: str = "") -> 
     sha = digest(override) if override is not None else ""
     copy = matrix_copy_path(project_dir)
     if override is not None:
-        os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
+        system.makedirs(system.dirname(copy), mode=0o700, exist_ok=True)
         _write_atomic(copy, override)
     else:
         try:
-            os.unlink(copy)
+            system.unlink(copy)
         except FileNotFoundError:
             pass
     update(project_dir, "matrix", {"sha256": sha, **_stamp(actor)})

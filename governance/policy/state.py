@@ -2,7 +2,7 @@
 
 Reading is on the hook's hot path (``jsoncodec`` and ``os`` only, no lock: writes are atomic renames).
 Writing (``set_state``, ``next_state``) is for the CLI: validated against the matrix, done under a
-lock (filelock on ``state.json.lock``) with a temp file and ``os.replace``, and recorded in the
+lock (filelock on ``state.json.lock``) with a temp file and ``system.replace``, and recorded in the
 seal as it happens. A state file whose bytes the seal did not record was written some other way:
 governance keeps the accepted state (or, where none was ever accepted, the matrix's most
 restrictive state) and says so in the view's ``note``.
@@ -10,10 +10,9 @@ restrictive state) and says so in the view's ``note``.
 
 from __future__ import annotations
 
-import os
 import time
 
-from governance import jsoncodec
+from governance import jsoncodec, system
 from governance.errors import StateError
 from governance.policy import seal
 from governance.project import governance_dir, read_bytes, temp_path
@@ -54,7 +53,7 @@ class StateView:
 
 
 def state_path(project_dir: str) -> str:
-    return os.path.join(governance_dir(project_dir), STATE_FILE)
+    return system.join(governance_dir(project_dir), STATE_FILE)
 
 
 def resolve(matrix: dict[str, Any], cycle: str, phase: str) -> str | None:
@@ -156,7 +155,7 @@ def lock(project_dir: str) -> Any:
     from filelock import FileLock
 
     folder = governance_dir(project_dir)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    system.makedirs(folder, mode=0o700, exist_ok=True)
     return FileLock(state_path(project_dir) + ".lock", timeout=10)
 
 
@@ -174,9 +173,9 @@ def _write(project_dir: str, data: dict[str, Any]) -> None:
         with open(tmp, "wb") as fh:
             fh.write(encode(data))
             fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+            system.fsync(fh.fileno())
+        system.chmod(tmp, 0o600)
+        system.replace(tmp, path)
     except OSError as exc:
         raise StateError(f"cannot write the state ({exc.strerror})", file=path,
                          fix="check that the project's .claude/governance folder is writable") from None

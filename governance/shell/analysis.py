@@ -15,8 +15,7 @@ protected.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
 from governance.shell.resolver import plain, resolve
@@ -42,7 +41,7 @@ def analyse_command(command: str, shell: dict[str, Any], *,
         if len(command) > max_length:
             return _unknown(command, shell, f"the command is longer than {max_length} characters")
         analysis = _Analysis(shell, is_protected, limits)
-        analysis.root = os.path.abspath(cwd) if cwd else None
+        analysis.root = system.abspath(cwd) if cwd else None
         analysis.text = command
         analysis.script(command, 0, None)
         return analysis.finish(command)
@@ -265,10 +264,10 @@ class _Analysis:
 
     # --- what flows through files and pipes ------------------------------------------------------
     def _key(self, value: str) -> str:
-        path = os.path.expanduser(value)
-        if self.cwd and not os.path.isabs(path):
-            path = os.path.join(self.cwd, path)
-        return os.path.normpath(path)
+        path = system.expanduser(value)
+        if self.cwd and not system.isabs(path):
+            path = system.join(self.cwd, path)
+        return system.normpath(path)
 
     def remember_file(self, value: str | None, cmd: Simple, append: bool) -> None:
         """What a redirection wrote (a script written and run in the same command). The text is
@@ -460,12 +459,12 @@ class _Analysis:
         it cannot be named (a run-time value, a glob, after a ``cd`` to an unknown folder)."""
         if value is None or any(c in value for c in _GLOB_CHARS):
             return "?"
-        path = os.path.expanduser(value)
-        if os.path.isabs(path):
-            return os.path.normpath(path)
+        path = system.expanduser(value)
+        if system.isabs(path):
+            return system.normpath(path)
         if self.cwd is None:
             return "?"
-        return os.path.normpath(os.path.join(self.cwd, path)) if self.cwd else path
+        return system.normpath(system.join(self.cwd, path)) if self.cwd else path
 
     def is_protected(self, path: str) -> bool:
         known = self.checked.get(path)
@@ -481,11 +480,11 @@ class _Analysis:
                 return True
             if value is None:
                 return False
-        path = os.path.expanduser(text)
+        path = system.expanduser(text)
         if self.is_protected(path):
             return True
-        if self.cwd and not os.path.isabs(path):
-            return self.is_protected(os.path.normpath(os.path.join(self.cwd, path)))
+        if self.cwd and not system.isabs(path):
+            return self.is_protected(system.normpath(system.join(self.cwd, path)))
         return False
 
     def holds_protected(self, value: str | None, direct: bool = False) -> bool:
@@ -493,27 +492,27 @@ class _Analysis:
         ``direct``, only one that is the folder of a protected path itself."""
         if value is None or any(c in value for c in _GLOB_CHARS):
             return False
-        folder = os.path.expanduser(value)
+        folder = system.expanduser(value)
         for probe in self.shell.get("protected_probes", ()):
             if direct and "/" in probe:
                 continue
-            path = os.path.join(folder, probe)
+            path = system.join(folder, probe)
             if self.is_protected(path):
                 return True
-            if self.cwd and not os.path.isabs(path) and \
-                    self.is_protected(os.path.normpath(os.path.join(self.cwd, path))):
+            if self.cwd and not system.isabs(path) and \
+                    self.is_protected(system.normpath(system.join(self.cwd, path))):
                 return True
         return False
 
     def change_dir(self, fields: list[str | None]) -> None:
         args = [f for f in fields[1:] if f is None or not f.startswith("-")]
         if not args:
-            self.cwd = os.path.expanduser("~")
+            self.cwd = system.expanduser("~")
             return
         value = args[0]
         if value is None or self.cwd is None:
             self.cwd = None
             return
-        value = os.path.expanduser(value)
-        self.cwd = os.path.normpath(os.path.join(self.cwd, value)) if self.cwd else value
+        value = system.expanduser(value)
+        self.cwd = system.normpath(system.join(self.cwd, value)) if self.cwd else value
 

@@ -13,8 +13,7 @@ have) or a subcommand that runs hooks: ``git status`` reads nothing.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.shell.source import path_of, read, run_text, text_of
 from governance.shell.words import quote
 
@@ -127,8 +126,8 @@ class Repository:
         self.gitdir = gitdir
         common = gitdir
         try:
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
-                common = os.path.normpath(os.path.join(gitdir, handle.read(4096).strip()))
+            with open(system.join(gitdir, "commondir"), encoding="utf-8") as handle:
+                common = system.normpath(system.join(gitdir, handle.read(4096).strip()))
         except OSError:
             pass
         self.common = common
@@ -137,16 +136,16 @@ class Repository:
     def settings(self, an: Walk) -> list[tuple[str, str, str]]:
         if self.config is None:
             self.config = []
-            home = os.path.expanduser("~")
-            xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-            for path in (os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig"),
-                         os.path.join(self.common, "config"),
-                         os.path.join(self.gitdir, "config.worktree")):
+            home = system.expanduser("~")
+            xdg = system.environ_get("XDG_CONFIG_HOME") or system.join(home, ".config")
+            for path in (system.join(xdg, "git", "config"), system.join(home, ".gitconfig"),
+                         system.join(self.common, "config"),
+                         system.join(self.gitdir, "config.worktree")):
                 self._read(an, path, 0)
         return self.config
 
     def _read(self, an: Walk, path: str, level: int) -> None:
-        if not os.path.isfile(path):
+        if not system.isfile(path):
             return
         kind, text = read(an, path)
         if kind != "text":
@@ -155,8 +154,8 @@ class Repository:
         for key, value in parse_config(text):
             if level == 0 and key.startswith(("include.", "includeif.")) and \
                     key.endswith(".path"):
-                include = os.path.expanduser(value)
-                self._read(an, os.path.join(os.path.dirname(path), include), level + 1)
+                include = system.expanduser(value)
+                self._read(an, system.join(system.dirname(path), include), level + 1)
             self.config.append((key, value, path))
 
     def get(self, an: Walk, key: str) -> tuple[str, str] | None:
@@ -175,7 +174,7 @@ def _repository(start: str, fields: list[str | None]) -> Repository | None:
         arg = fields[i]
         value = fields[i + 1] if i + 1 < len(fields) else None
         if arg in ("-C", "--git-dir", "--work-tree") and value is not None:
-            path = os.path.normpath(os.path.join(start, os.path.expanduser(value)))
+            path = system.normpath(system.join(start, system.expanduser(value)))
             if arg == "-C":
                 start = path
             elif arg == "--git-dir":
@@ -183,7 +182,7 @@ def _repository(start: str, fields: list[str | None]) -> Repository | None:
             else:
                 worktree = path
         if arg is not None and arg.startswith(("--git-dir=", "--work-tree=")):
-            path = os.path.normpath(os.path.join(start, arg.split("=", 1)[1]))
+            path = system.normpath(system.join(start, arg.split("=", 1)[1]))
             gitdir, worktree = (path, worktree) if arg[2] == "g" else (gitdir, path)
         elif arg is None or not arg.startswith("-"):
             break
@@ -192,10 +191,10 @@ def _repository(start: str, fields: list[str | None]) -> Repository | None:
         return Repository(worktree or start, gitdir)
     folder = start
     for _ in range(64):
-        dot = os.path.join(folder, ".git")
-        if os.path.isdir(dot):
+        dot = system.join(folder, ".git")
+        if system.isdir(dot):
             return Repository(worktree or folder, dot)
-        if os.path.isfile(dot):
+        if system.isfile(dot):
             try:
                 with open(dot, encoding="utf-8") as handle:
                     line = handle.read(4096).strip()
@@ -203,9 +202,9 @@ def _repository(start: str, fields: list[str | None]) -> Repository | None:
                 return None
             if line.startswith("gitdir:"):
                 return Repository(worktree or folder,
-                                  os.path.normpath(os.path.join(folder, line[7:].strip())))
+                                  system.normpath(system.join(folder, line[7:].strip())))
             return None
-        parent = os.path.dirname(folder)
+        parent = system.dirname(folder)
         if parent == folder:
             return None
         folder = parent
@@ -223,8 +222,8 @@ def _subcommand(fields: list[str | None]) -> int:
 
 
 def _label(repo: Repository, path: str) -> str:
-    for folder in (repo.worktree, os.path.expanduser("~")):
-        if path.startswith(folder + os.sep):
+    for folder in (repo.worktree, system.expanduser("~")):
+        if path.startswith(folder + system.sep):
             return ("~/" if folder != repo.worktree else "") + path[len(folder) + 1:]
     return path
 
@@ -245,7 +244,7 @@ def run(an: Walk, fields: list[str | None], seg: str, depth: int) -> list[str | 
         if sub.lower() in BUILTINS:
             break
         if repo is None:
-            repo = _repository(start, fields) or Repository(start, os.path.join(start, ".git"))
+            repo = _repository(start, fields) or Repository(start, system.join(start, ".git"))
         alias = repo.get(an, "alias." + sub.lower())
         if alias is None:
             break
@@ -298,16 +297,16 @@ def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | Non
             return
     configured = repo.get(an, "core.hookspath")
     if configured is not None and configured[0]:
-        folder = os.path.join(repo.worktree, os.path.expanduser(configured[0]))
+        folder = system.join(repo.worktree, system.expanduser(configured[0]))
     else:
-        folder = os.path.join(repo.common, "hooks")
+        folder = system.join(repo.common, "hooks")
     try:
-        present = set(os.listdir(folder))
+        present = set(system.listdir(folder))
     except OSError:
         return
     for name in names:
-        path = os.path.join(folder, name)
-        if name not in present or not os.access(path, os.X_OK) or not os.path.isfile(path):
+        path = system.join(folder, name)
+        if name not in present or not system.access(path, system.X_OK) or not system.isfile(path):
             continue
         label = _label(repo, path)
         text = text_of(an, f"git {sub}", path, f"the {name} hook {label}", seg)

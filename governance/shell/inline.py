@@ -14,7 +14,7 @@ Nothing is imported at load time (hot path). Python is parsed with ``ast`` (impo
 built from pieces is also ``shell-unknown``); a literal given to ``exec``/``eval``/``compile`` is
 analysed as Python; ``ctypes``, ``pickle``/``marshal`` loads, ``runpy`` and a runner used uncalled
 (``map(os.system, x)``, ``class A: r = os.system``) are ``shell-unknown``. Paths are literal when
-built from constants (``Path('a') / 'b'``, ``os.path.join``, ``Path.home()``, a name assigned once).
+built from constants (``Path('a') / 'b'``, ``system.join``, ``Path.home()``, a name assigned once).
 
 Node, Perl, Ruby, PHP, awk and Lua are scanned by ``shell.scanner`` (``re``, imported then): a lexer
 drops comments and turns literals into tokens (backticks, ``qx``, ``%x`` into command tokens,

@@ -11,8 +11,7 @@ read, so that command is analysed too. ``import`` is followed one level.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.shell.source import find_up, path_of, run_text, text_of
 from governance.shell.words import quote
 
@@ -165,7 +164,7 @@ class Justfile:
             if name in ("invocation_directory", "invocation_directory_native"):
                 return self.env["__invocation_directory"]
             if name in ("justfile", "source_file"):
-                return os.path.join(self.dir, "justfile")
+                return system.join(self.dir, "justfile")
             if name == "quote":
                 inner = self.value(args, env, depth + 1)
                 return None if inner is None else quote(inner)
@@ -273,22 +272,22 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     if path is None:
         return
     if text is None:
-        text = text_of(an, base, path, os.path.basename(path), seg)
+        text = text_of(an, base, path, system.basename(path), seg)
         if text is None:
             return
-    home = os.path.dirname(path)
+    home = system.dirname(path)
     if folder:
-        home = os.path.normpath(os.path.join(invocation, os.path.expanduser(folder)))
-    just = Justfile(os.path.dirname(path), invocation)
+        home = system.normpath(system.join(invocation, system.expanduser(folder)))
+    just = Justfile(system.dirname(path), invocation)
     imports: list[str] = []
     just.read(text, imports)
     for name in imports[:8]:
-        extra = os.path.join(just.dir, os.path.expanduser(name))
-        more = text_of(an, base, extra, name, seg) if os.path.isfile(extra) else None
+        extra = system.join(just.dir, system.expanduser(name))
+        more = text_of(an, base, extra, name, seg) if system.isfile(extra) else None
         if more is not None:
             just.read(more, None)
     just.env.update(sets)
-    label = os.path.basename(path)
+    label = system.basename(path)
     for name in list(just.exprs):
         if not name.startswith("alias "):
             just.value(name, just.env)         # a backtick runs when the justfile is read

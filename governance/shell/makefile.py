@@ -12,8 +12,7 @@ recipe in the file is then analysed.
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.shell.source import path_of, run_text, text_of
 
 TYPE_CHECKING = False
@@ -274,8 +273,8 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     files, dirs, goals, overrides = _options(fields)
     folder = path_of(an, ".")
     for d in dirs:
-        folder = None if d is None or folder is None else os.path.normpath(
-            os.path.join(folder, os.path.expanduser(d)))
+        folder = None if d is None or folder is None else system.normpath(
+            system.join(folder, system.expanduser(d)))
     if folder is None:
         if an.root is not None:
             an.unknown(seg, f"{base} runs in a folder known only at run time")
@@ -283,7 +282,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     makefile = Makefile()
     outer = dict(an.vars)
     include: list[str] = []
-    names = files or [n for n in NAMES if os.path.isfile(os.path.join(folder, n))][:1]
+    names = files or [n for n in NAMES if system.isfile(system.join(folder, n))][:1]
     for name in names:
         if name is None:
             an.unknown(seg, f"{base} reads a Makefile named only at run time")
@@ -293,7 +292,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
             if name == "-":
                 an.unknown(seg, f"{base} reads its Makefile from standard input")
                 return
-            path = os.path.join(folder, os.path.expanduser(name))
+            path = system.join(folder, system.expanduser(name))
             if an.wrote(name) and not dirs:
                 an.unknown(seg, f"{base} runs recipes known only at run time")
                 return
@@ -302,8 +301,8 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
                 continue
         makefile.read(text, outer, include)
     for name in include[:8]:
-        path = os.path.join(folder, name)
-        text = text_of(an, base, path, name, seg) if os.path.isfile(path) else None
+        path = system.join(folder, name)
+        text = text_of(an, base, path, name, seg) if system.isfile(path) else None
         if text is not None:
             makefile.read(text, outer, None)
     if makefile.first is None and not makefile.rules and not makefile.shells:

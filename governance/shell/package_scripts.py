@@ -9,8 +9,7 @@ Imported by ``shell.resolver`` when a package manager runs. The file is read wit
 
 from __future__ import annotations
 
-import os
-
+from governance import system
 from governance.shell.source import find_up, path_of, run_text, text_of
 from governance.shell.words import quote
 
@@ -59,7 +58,7 @@ def _scripts(an: Walk, base: str, folder: str, seg: str) -> tuple[dict[str, str]
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):
         return None
-    return {str(k): v for k, v in scripts.items() if isinstance(v, str)}, os.path.dirname(path)
+    return {str(k): v for k, v in scripts.items() if isinstance(v, str)}, system.dirname(path)
 
 
 def _plan(base: str, args: list[str | None]) -> tuple[list[str], list[str | None]] | None:
@@ -108,11 +107,11 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
             if value is None:
                 an.unknown(seg, f"{base} runs in a folder known only at run time")
                 return
-            folder = os.path.normpath(os.path.join(folder, os.path.expanduser(value)))
+            folder = system.normpath(system.join(folder, system.expanduser(value)))
             i += 2
             continue
         if arg is not None and arg.startswith(tuple(o + "=" for o in FOLDER_OPTIONS)):
-            folder = os.path.normpath(os.path.join(folder, os.path.expanduser(
+            folder = system.normpath(system.join(folder, system.expanduser(
                 arg.split("=", 1)[1])))
         elif arg == "--ignore-scripts":
             ignore = True

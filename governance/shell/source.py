@@ -12,7 +12,7 @@ will fail).
 
 from __future__ import annotations
 
-import os
+from governance import system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,12 +34,12 @@ def path_of(an: Walk, value: str | None) -> str | None:
     files (no folder was given: ``governance explain-command`` outside a project)."""
     if an.root is None or value is None or not value or any(c in value for c in "*?["):
         return None
-    path = os.path.expanduser(value)
-    if os.path.isabs(path):
-        return os.path.normpath(path)
+    path = system.expanduser(value)
+    if system.isabs(path):
+        return system.normpath(path)
     if an.cwd is None:
         return None
-    return os.path.normpath(os.path.join(an.root, an.cwd, path))
+    return system.normpath(system.join(an.root, an.cwd, path))
 
 
 def read(an: Walk, path: str) -> tuple[str, str]:
@@ -49,7 +49,7 @@ def read(an: Walk, path: str) -> tuple[str, str]:
     if budget[0] <= 0 or budget[1] <= 0:
         return "spent", ""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = system.open(path, system.O_RDONLY | system.O_NONBLOCK)
     except FileNotFoundError:
         return "missing", ""
     except NotADirectoryError:
@@ -57,14 +57,14 @@ def read(an: Walk, path: str) -> tuple[str, str]:
     except OSError:
         return "unreadable", ""
     try:
-        size = os.fstat(fd).st_size
+        size = system.fstat(fd).st_size
         if size > MAX_BYTES:
             return "large", ""
-        data = os.read(fd, min(MAX_BYTES, budget[0]) + 1)
+        data = system.read(fd, min(MAX_BYTES, budget[0]) + 1)
     except OSError:   # a folder, a device
         return "unreadable", ""
     finally:
-        os.close(fd)
+        system.close(fd)
     budget[0] -= len(data)
     budget[1] -= 1
     if len(data) > MAX_BYTES or budget[0] < 0:
@@ -165,7 +165,7 @@ def run_file(an: Walk, base: str, value: str | None, raw: str, seg: str, depth: 
         return False
     text = text_of(an, base, path, raw, seg)
     if text is None:
-        return os.path.lexists(path)
+        return system.lexists(path)
     run_text(an, text, language, raw, seg, depth, keep_cwd=keep_cwd)
     return True
 
@@ -176,10 +176,10 @@ def find_up(start: str, names: tuple[str, ...]) -> str | None:
     folder = start
     for _ in range(40):
         for name in names:
-            path = os.path.join(folder, name)
-            if os.path.isfile(path):
+            path = system.join(folder, name)
+            if system.isfile(path):
                 return path
-        parent = os.path.dirname(folder)
+        parent = system.dirname(folder)
         if parent == folder:
             return None
         folder = parent

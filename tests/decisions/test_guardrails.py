@@ -197,7 +197,8 @@ def test_hot_path_loads_only_cheap_modules(project: Path, write_override: Writer
     result, loaded = eval(_run(code, project))
     assert [item["guardrailId"] for item in result] == (["no-env-writes"] if with_rules else [])
     heavy = {"yaml", "pydantic", "typing", "dataclasses", "pathlib", "logging", "subprocess",
-             "argparse", "hashlib", "sqlite3", "json", "governance.decisions.guardrail_schema"}
+             "argparse", "hashlib", "sqlite3", "json", "os",
+             "governance.decisions.guardrail_schema"}
     assert not heavy & set(loaded), loaded
     # ``re`` (which pulls in enum) loads only when a ``matches`` comparison actually runs.
     assert ("re" in loaded) is with_rules
@@ -207,7 +208,8 @@ def test_hot_path_loads_only_cheap_modules(project: Path, write_override: Writer
     # the seal: the cache and its memo are checked against it (a hook has loaded it already)
     assert ours <= {"governance", "governance.decisions", "governance.decisions.guardrails",
                     "governance.decisions.condition", "governance.project", "governance.policy",
-                    "governance.policy.seal", "governance.jsoncodec", "governance.errors"}
+                    "governance.policy.seal", "governance.jsoncodec", "governance.errors",
+                    "governance.system"}
 
 
 def test_hot_path_is_fast_without_tool_call_guardrails(project: Path) -> None:

@@ -1,0 +1,315 @@
+"""The operating system as a hook process sees it: files, paths and the environment, on the
+interpreter's builtin ``posix`` module alone.
+
+Importing ``os`` costs a hook process about a millisecond (it builds the collection ABCs for
+``os.environ``), more than any module of ours, so every module a hook process may load uses this one
+instead. The path functions take and give ``str`` POSIX paths and behave as ``os.path``'s do
+(``tests/test_system.py`` holds them against ``os.path`` on generated paths and real symlink trees);
+the file functions are ``posix``'s own, under ``os``'s names.
+"""
+
+from __future__ import annotations
+
+import posix
+import sys
+from _stat import S_ISDIR, S_ISLNK, S_ISREG
+from posix import (
+    O_APPEND,
+    O_CLOEXEC,
+    O_CREAT,
+    O_EXCL,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    O_RDONLY,
+    O_RDWR,
+    O_TRUNC,
+    O_WRONLY,
+    POSIX_SPAWN_DUP2,
+    X_OK,
+    access,
+    chmod,
+    close,
+    fstat,
+    fsync,
+    ftruncate,
+    getcwd,
+    getpid,
+    getuid,
+    listdir,
+    lstat,
+    mkdir,
+    open,
+    posix_spawn,
+    pread,
+    pwrite,
+    read,
+    readlink,
+    rename,
+    replace,
+    scandir,
+    stat,
+    stat_result,
+    unlink,
+    urandom,
+    utime,
+    write,
+)
+
+__all__ = [
+    "O_APPEND",
+    "O_CLOEXEC",
+    "O_CREAT",
+    "O_EXCL",
+    "O_NOFOLLOW",
+    "O_NONBLOCK",
+    "O_RDONLY",
+    "O_RDWR",
+    "O_TRUNC",
+    "O_WRONLY",
+    "POSIX_SPAWN_DUP2",
+    "S_ISDIR",
+    "S_ISLNK",
+    "S_ISREG",
+    "X_OK",
+    "abspath",
+    "access",
+    "basename",
+    "chmod",
+    "close",
+    "devnull",
+    "dirname",
+    "environ_get",
+    "environment",
+    "exists",
+    "expanduser",
+    "fstat",
+    "fsync",
+    "ftruncate",
+    "getcwd",
+    "getpid",
+    "getuid",
+    "isabs",
+    "isdir",
+    "isfile",
+    "islink",
+    "join",
+    "lexists",
+    "listdir",
+    "lstat",
+    "makedirs",
+    "mkdir",
+    "normpath",
+    "open",
+    "posix_spawn",
+    "pread",
+    "pwrite",
+    "read",
+    "readlink",
+    "realpath",
+    "rename",
+    "replace",
+    "scandir",
+    "sep",
+    "split",
+    "stat",
+    "stat_result",
+    "unlink",
+    "urandom",
+    "utime",
+    "write",
+]
+
+sep = "/"
+devnull = "/dev/null"
+_ENCODING = sys.getfilesystemencoding()
+_ERRORS = sys.getfilesystemencodeerrors()
+
+
+def environ_get(name: str, default: str | None = None) -> str | None:
+    """The environment variable ``name`` (as ``os.environ.get``: the same table, which a change
+    through ``os.environ`` also updates)."""
+    value = posix.environ.get(name.encode(_ENCODING, _ERRORS))
+    return default if value is None else value.decode(_ENCODING, _ERRORS)
+
+
+def environment() -> dict[str, str]:
+    """The whole environment, decoded (as ``dict(os.environ)``)."""
+    return {key.decode(_ENCODING, _ERRORS): value.decode(_ENCODING, _ERRORS)
+            for key, value in posix.environ.items()}
+
+
+# --- paths, as os.path (posixpath) ---
+
+def isabs(path: str) -> bool:
+    return path.startswith("/")
+
+
+def join(path: str, *more: str) -> str:
+    for part in more:
+        if part.startswith("/"):
+            path = part
+        elif not path or path.endswith("/"):
+            path += part
+        else:
+            path += "/" + part
+    return path
+
+
+def split(path: str) -> tuple[str, str]:
+    cut = path.rfind("/") + 1
+    head, tail = path[:cut], path[cut:]
+    if head and head != "/" * len(head):
+        head = head.rstrip("/")
+    return head, tail
+
+
+def dirname(path: str) -> str:
+    return split(path)[0]
+
+
+def basename(path: str) -> str:
+    return path[path.rfind("/") + 1:]
+
+
+def normpath(path: str) -> str:
+    if not path:
+        return "."
+    leading = 0
+    if path.startswith("/"):
+        leading = 2 if path.startswith("//") and not path.startswith("///") else 1
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part != ".." or (not leading and not parts) or (parts and parts[-1] == ".."):
+            parts.append(part)
+        elif parts:
+            parts.pop()
+    return "/" * leading + "/".join(parts) or "."
+
+
+def abspath(path: str) -> str:
+    return normpath(path if isabs(path) else join(getcwd(), path))
+
+
+def expanduser(path: str) -> str:
+    """``~`` and ``~user`` at the start of ``path`` as the home folder (``HOME`` for ``~``; the
+    password database when it is unset, and for ``~user``); ``path`` itself when there is none."""
+    if not path.startswith("~"):
+        return path
+    end = path.find("/", 1)
+    if end < 0:
+        end = len(path)
+    home: str | None
+    if end == 1:
+        home = environ_get("HOME")
+        if home is None:
+            home = _password_home(None)
+    else:
+        home = _password_home(path[1:end])
+    if home is None:
+        return path
+    return (home.rstrip("/") + path[end:]) or "/"
+
+
+def _password_home(user: str | None) -> str | None:
+    import pwd  # builtin; only for a home the environment does not give
+
+    try:
+        entry = pwd.getpwuid(getuid()) if user is None else pwd.getpwnam(user)
+    except KeyError:
+        return None
+    return entry.pw_dir
+
+
+def realpath(path: str) -> str:
+    """``path`` absolute, with every symbolic link in it resolved (as ``os.path.realpath``, not
+    strict: a part that does not exist is kept as written; a link loop stops the resolution)."""
+    resolved, _ = _resolve("", path, {})
+    return abspath(resolved)
+
+
+def _resolve(path: str, rest: str, seen: dict[str, str | None]) -> tuple[str, bool]:
+    if isabs(rest):
+        rest, path = rest[1:], "/"
+    while rest:
+        name, _, rest = rest.partition("/")
+        if not name or name == ".":
+            continue
+        if name == "..":
+            if path:
+                path, name = split(path)
+                if name == "..":
+                    path = join(path, "..", "..")
+            else:
+                path = ".."
+            continue
+        candidate = join(path, name)
+        try:
+            link = S_ISLNK(lstat(candidate).st_mode)
+        except OSError:
+            link = False
+        if not link:
+            path = candidate
+            continue
+        if candidate in seen:
+            known = seen[candidate]
+            if known is not None:
+                path = known
+                continue
+            return join(candidate, rest), False   # a loop
+        seen[candidate] = None
+        path, complete = _resolve(path, readlink(candidate), seen)
+        if not complete:
+            return join(path, rest), False
+        seen[candidate] = path
+    return path, True
+
+
+def _mode(path: str, follow: bool = True) -> int | None:
+    try:
+        return (stat(path) if follow else lstat(path)).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def exists(path: str) -> bool:
+    return _mode(path) is not None
+
+
+def lexists(path: str) -> bool:
+    return _mode(path, follow=False) is not None
+
+
+def isfile(path: str) -> bool:
+    mode = _mode(path)
+    return mode is not None and S_ISREG(mode)
+
+
+def isdir(path: str) -> bool:
+    mode = _mode(path)
+    return mode is not None and S_ISDIR(mode)
+
+
+def islink(path: str) -> bool:
+    mode = _mode(path, follow=False)
+    return mode is not None and S_ISLNK(mode)
+
+
+def makedirs(path: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+    """``path`` and any missing folder above it (as ``os.makedirs``)."""
+    head, tail = split(path)
+    if not tail:
+        head, tail = split(head)
+    if head and tail and not exists(head):
+        try:
+            makedirs(head, exist_ok=True)
+        except FileExistsError:
+            pass   # made meanwhile by another process
+        if tail == ".":
+            return
+    try:
+        mkdir(path, mode)
+    except OSError:
+        if not exist_ok or not isdir(path):
+            raise
