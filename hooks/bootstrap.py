@@ -1,17 +1,46 @@
 """What every hook entry script does first: find the ``governance`` package and call its entry.
 
-Imports ``os`` and ``sys`` only (``json`` when the package cannot be imported). A package that
+Imports the builtin ``posix`` and ``sys`` only (``json`` when the package cannot be imported): ``os``
+costs a hook process a millisecond, and the package's hot path does without it too. A package that
 cannot be imported is a broken installation: it is said, never swallowed, and a fail-closed
 PreToolUse hook (``--on-error block``, ``GOVERNANCE_ON_ERROR=block``) denies the call.
 """
 
-import os
+import posix
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+
 # The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
-# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_PARENT = os.path.dirname(_HERE)
+# copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path. __file__ is
+# absolute: the entry script put this folder on sys.path as its own absolute __file__'s folder.
+_HERE = __file__.rpartition("/")[0]
+_PARENT = _HERE.rpartition("/")[0]
+
+
+def _absolute(path: str) -> str:
+    """``path`` absolute and normalised (as ``os.path.abspath``)."""
+    if not path.startswith("/"):
+        path = posix.getcwd() + "/" + path
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return ("//" if path.startswith("//") and not path.startswith("///") else "/") + "/".join(parts)
+
+
+def _isfile(path: str) -> bool:
+    try:
+        return posix.stat(path).st_mode & 0o170000 == 0o100000
+    except (OSError, ValueError):
+        return False
 
 
 def _foreign_entries() -> "list[str]":
@@ -22,33 +51,134 @@ def _foreign_entries() -> "list[str]":
     if not sys.flags.isolated:
         foreign.append("")
         try:
-            foreign.append(os.getcwd())
+            foreign.append(posix.getcwd())
         except OSError:
             pass   # a working folder that is gone holds nothing to import
         if not sys.flags.ignore_environment:
-            foreign += os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            foreign += posix.environ.get(b"PYTHONPATH", b"").decode(
+                sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()).split(":")
     return foreign
 
 
-def _put_package_on_path() -> None:
+def _put_package_on_path() -> str:
     """The package's folder goes first on ``sys.path``, and nothing the project could have put
     there stays on it: a ``governance`` (or ``yaml``) the agent wrote in the project is never
     imported in place of ours. Our package already imported from elsewhere (by a
-    ``sitecustomize.py`` of an interpreter started without ``-I``) is refused."""
-    foreign = {os.path.abspath(entry) if entry else "" for entry in _foreign_entries()}
+    ``sitecustomize.py`` of an interpreter started without ``-I``) is refused. Returns the folder
+    that holds the package ("" when none beside this script does)."""
+    foreign = {_absolute(entry) if entry else "" for entry in _foreign_entries()}
     sys.path[:] = [entry for entry in sys.path
-                   if (os.path.abspath(entry) if entry else "") not in foreign]
-    for root in (_PARENT, os.path.dirname(_PARENT)):
-        if os.path.isfile(os.path.join(root, "governance", "__init__.py")):
+                   if (_absolute(entry) if entry else "") not in foreign]
+    for root in (_PARENT, _PARENT.rpartition("/")[0]):
+        if _isfile(root + "/governance/__init__.py"):
             if root in sys.path:
                 sys.path.remove(root)
             sys.path.insert(0, root)
             loaded = sys.modules.get("governance")
-            where = os.path.abspath(str(getattr(loaded, "__file__", "") or ""))
-            if loaded is not None and not where.startswith(root + os.sep):
+            where = _absolute(str(getattr(loaded, "__file__", "") or ""))
+            if loaded is not None and not where.startswith(root + "/"):
                 raise ImportError(f"a governance package at {where} was imported before ours "
                                   f"(at {root}): run the hooks with `python -I -S`")
+            return root
+    return ""
+
+
+# --- the hook image ------------------------------------------------------------------------------
+# A hook process imports some thirty of our modules, and the import system spends about 50 us on
+# each (finding, opening, checking) before its code runs: more than a Bash call's whole analysis.
+# The image holds their compiled code in one file, read at once:
+# <package>/__pycache__/hook-image.<cache tag>.marshal, written by governance.hook.image after a
+# call that found it missing or out of date. A module is served from it only while its source has
+# the size and modification time it had when compiled (the check a .pyc gets); otherwise it is
+# imported the usual way, and the image is written anew after the call. The image lies inside our
+# installation, which the agent may not write (as it may not write the .pyc files beside it).
+# GOVERNANCE_HOOK_IMAGE=off turns it off.
+
+IMAGE_FORMAT = 1
+
+
+def image_path(root: str) -> str:
+    return f"{root}/governance/__pycache__/hook-image.{sys.implementation.cache_tag}.marshal"
+
+
+class Image:
+    """The modules of the hook image: a finder and loader on ``sys.meta_path``, and the names it
+    could not serve (absent, or changed since), which the next image must hold."""
+
+    def __init__(self, root: str, table: "dict[str, tuple[str, bool, int, int, bytes]]") -> None:
+        self.root = root
+        self.table = table
+        self.missed: set[str] = set()
+        self.whole = bool(table)   # False: no image (or a broken one) was found
+
+    @classmethod
+    def load(cls, root: str) -> "Image":
+        import marshal
+
+        table = {}
+        try:
+            with open(image_path(root), "rb") as handle:
+                form, magic, table = marshal.loads(handle.read())
+            if (form, magic) != (IMAGE_FORMAT, _MAGIC) or not isinstance(table, dict):
+                table = {}
+        except (OSError, ValueError, EOFError, TypeError):
+            table = {}   # none yet, or unreadable: imported the usual way and written anew
+        return cls(root, table)
+
+    def find_spec(self, name: str, path: "Sequence[str] | None" = None,
+                  target: "ModuleType | None" = None) -> "ModuleSpec | None":
+        entry = self.table.get(name)
+        if entry is None:
+            if name == "governance" or name.startswith("governance."):
+                self.missed.add(name)
+            return None
+        origin, package, mtime, size, _ = entry
+        try:
+            info = posix.stat(origin)
+        except OSError:
+            info = None
+        if info is None or info.st_mtime_ns != mtime or info.st_size != size:
+            self.missed.add(name)
+            return None
+        spec: ModuleSpec = _ModuleSpec(name, self, origin=origin, is_package=package)
+        spec.has_location = True   # __file__ is the source, as for a module imported the usual way
+        if package:
+            spec.submodule_search_locations = [origin.rpartition("/")[0]]
+        return spec
+
+    def create_module(self, spec: "ModuleSpec") -> None:
+        return None
+
+    def exec_module(self, module: "ModuleType") -> None:
+        import marshal
+
+        exec(marshal.loads(self.table[module.__name__][4]), module.__dict__)
+
+    def refresh(self) -> None:
+        """Write the image anew when this call imported one of our modules the usual way, unless
+        the call compiled a configuration (its cold-path modules stay out) or the installation is
+        not writable (as Python leaves a .pyc unwritten)."""
+        if (self.whole and not self.missed & sys.modules.keys()) or "yaml" in sys.modules \
+                or "pydantic" in sys.modules:
             return
+        path = image_path(self.root)
+        if not posix.access(path.rpartition("/")[0], posix.W_OK):
+            return
+        from governance.hook import image
+
+        image.write(path, IMAGE_FORMAT, self.root, self.table)
+
+
+_MAGIC = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
+_ModuleSpec = sys.modules["_frozen_importlib"].ModuleSpec
+
+
+def _image(root: str) -> "Image | None":
+    if not root or posix.environ.get(b"GOVERNANCE_HOOK_IMAGE") == b"off":
+        return None
+    image = Image.load(root)
+    sys.meta_path.insert(0, image)
+    return image
 
 
 def _fail_closed(argv: "list[str]") -> bool:
@@ -57,7 +187,7 @@ def _fail_closed(argv: "list[str]") -> bool:
             return argv[i + 1] == "block"
         if item.startswith("--on-error="):
             return item.split("=", 1)[1] == "block"
-    return os.environ.get("GOVERNANCE_ON_ERROR") == "block"
+    return posix.environ.get(b"GOVERNANCE_ON_ERROR") == b"block"
 
 
 def broken(exc: BaseException, argv: "list[str]", event: "str | None", text_only: bool) -> int:
@@ -88,11 +218,16 @@ def run(module: str, function: str, argv: "list[str] | None" = None, *,
     """
     words = list(sys.argv[1:] if argv is None else argv)
     try:
-        _put_package_on_path()
+        image = _image(_put_package_on_path())
         entry = getattr(__import__(module, fromlist=[function]), function)
         code: int = entry(words)
     except Exception as exc:  # a broken installation must say so, never fail silently
         return broken(exc, words, event, text_only)
+    if image is not None:
+        try:
+            image.refresh()
+        except (OSError, ValueError):
+            pass   # not written: the next call imports the usual way and tries again
     return code
 
 

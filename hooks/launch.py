@@ -6,10 +6,9 @@ slash commands' CLI and the detached server. `-I` keeps the working folder (the 
 sits beside is the one imported, never another copy.
 """
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, __file__.rpartition("/")[0])  # this script's folder: __file__ is absolute
 import bootstrap  # beside this script: finds the package
 
 

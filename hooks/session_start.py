@@ -3,10 +3,9 @@
 Run as `<venv python> -I -S hooks/session_start.py` with the hook JSON on stdin. Never blocks.
 """
 
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, __file__.rpartition("/")[0])  # this script's folder: __file__ is absolute
 import bootstrap  # beside this script: finds the package, reports a broken installation
 
 

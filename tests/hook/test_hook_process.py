@@ -185,7 +185,7 @@ def test_post_tool_use_never_blocks(project: Path) -> None:
 
 # Exactly what a PreToolUse call loads of ours (docs/architecture.md lists it): a new import on the
 # hot path must be added here on purpose. The standard library part is bounded the same way.
-HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncodec",
+HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncodec", "governance.system",
             "governance.project", "governance.hook", "governance.hook.run", "governance.hook.answer",
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.files", "governance.ledger.anchor", "governance.ledger.redaction",
@@ -204,10 +204,10 @@ REMEDY = {"governance.policy.remedy"}
 POST_PATH = HOT_PATH - {"governance.policy.decision", "governance.shell", "governance.hook.answer"}
 SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance.shell.parser",
               "governance.shell.resolver", "governance.shell.rules"}
+# No os: it costs a hook process a millisecond (governance.system stands in for it).
 STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipimport", "_codecs",
           "codecs", "encodings.aliases", "encodings", "encodings.utf_8", "_signal", "_abc", "abc",
-          "io", "_stat", "stat", "_collections_abc", "genericpath", "posixpath", "os", "__future__",
-          "_json", "fcntl", "_sha256"}
+          "io", "_stat", "__future__", "_json", "fcntl", "_sha256"}
 
 def loaded_modules(command: str, stdin: str) -> set[str]:
     """The modules a hook process loads for ``stdin`` (run once before, so caches are warm),
