@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from governance import system
 from governance.errors import LedgerError
 from governance.hook import run as hook
 from governance.ledger import chain as ledger
@@ -66,7 +67,7 @@ def test_full_disk_simulated(gov: Path, monkeypatch: pytest.MonkeyPatch) -> None
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_write(fd, data)
 
-    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(system, "write", full)
     with pytest.raises(LedgerError, match="No space left on device") as caught:
         ledger.append(str(gov), pre_record(1))
     assert caught.value.file == str(gov / ledger.LEDGER) and caught.value.fix
@@ -78,7 +79,7 @@ def test_full_disk_simulated(gov: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_short_write_is_rolled_back(gov: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ledger.append(str(gov), pre_record(0))
     real_write = os.write
-    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, data[:len(data) // 2])
+    monkeypatch.setattr(system, "write", lambda fd, data: real_write(fd, data[:len(data) // 2])
                         if len(data) > 200 else real_write(fd, data))
     with pytest.raises(LedgerError, match="short write"):
         ledger.append(str(gov), pre_record(1))
@@ -110,7 +111,7 @@ def test_read_only_simulated(gov: Path, monkeypatch: pytest.MonkeyPatch) -> None
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
         return real_open(path, flags, *args)
 
-    monkeypatch.setattr(os, "open", read_only)
+    monkeypatch.setattr(system, "open", read_only)
     with pytest.raises(LedgerError, match="Read-only file system"):
         ledger.append(str(gov), pre_record(1))
     monkeypatch.undo()
