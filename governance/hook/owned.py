@@ -12,7 +12,10 @@ overrides it) and the user's ``~/.claude/settings.json``:
 - ``hook``: a handler with ``value["command"]`` (an http handler: ``value["url"]``; an mcp_tool
   handler: ``value["tool"]``, ``mcp:server/tool``) is registered for the event ``path[1]``;
 - ``not``: no file sets the key to ``value`` (``disableAllHooks: true`` would switch every hook
-  off).
+  off);
+- ``within``: the list at the key, in the settings file and the local file, holds nothing
+  beyond ``value`` (the sandbox's ``allowedDomains``: a host added there would open the network
+  a state closes, where ``strictAllowlist`` is on). The user's own file is theirs.
 
 Hot path: the files' stat signature is looked up in a memo first (``seal.settings_unchanged``,
 which the hook asks before it imports this module; the memo is bound to the seal like every
@@ -101,6 +104,13 @@ def problems(entry: dict[str, Any], loaded: list[dict[str, Any] | None]) -> list
                 if data is not None and _get(data, path) == value:
                     found.append((index, f"{files[index]} sets {dotted} to "
                                          f"{jsoncodec.dumps(value)}"))
+        elif op == "within":
+            for index, data in enumerate(loaded[:2]):
+                items = _get(data, path) if data is not None else MISSING
+                extra = [i for i in items if i not in value] if isinstance(items, list) else []
+                if extra:
+                    found.append((index, f"{files[index]} adds {jsoncodec.dumps(extra)} to "
+                                         f"{dotted}"))
     return found
 
 
@@ -168,6 +178,8 @@ def repair(entry: dict[str, Any]) -> list[str]:
                 groups.append(value["group"])
             elif op == "not" and there == value:
                 _delete(data, key_path)
+            elif op == "within" and index < 2 and isinstance(there, list):
+                there[:] = [item for item in there if item in value]
         if json.dumps(data, sort_keys=True) == before:
             continue
         try:

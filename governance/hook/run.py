@@ -193,6 +193,24 @@ def _unaccepted(run: Run, view: Any, settings: bool) -> dict[str, str]:
 PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
+def _refuse_swallowed_ask(data: dict[str, Any], decision: Any) -> None:
+    """An ``ask`` Claude Code would approve without asking (``hook.sensitive``) becomes a deny
+    that says so: the user's approval cannot be had in this mode."""
+    from governance.hook.sensitive import ask_is_swallowed
+
+    path = ask_is_swallowed(str(data["tool_name"]), data["tool_input"],
+                            data.get("permission_mode"))
+    if path is None:
+        return
+    decision.action = "block"
+    decision.message = (f"{decision.message} It needs the user's approval, and in bypassPermissions "
+                        f"mode Claude Code approves changes to {path.rsplit('/', 1)[-1]} without "
+                        "asking (it is one of the files Claude Code treats as sensitive), so "
+                        "governance refuses it: ask the user to make this change, or to approve it "
+                        "in a session that is not in bypassPermissions mode.").strip()
+    decision.ask_refused = "bypassPermissions"
+
+
 def _apply_guardrails(project: str, data: dict[str, Any], decision: Any,
                       record: dict[str, Any] | None) -> None:
     """Guardrails with tool-call conditions: a blocking one denies, a warning one warns.
@@ -380,6 +398,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
             intent = _apply_intent(run.project or "", data, decision)
         if not decision.denies:
             _apply_guardrails(run.project or "", data, decision, layer.matrix.get("seal"))
+        if decision.action == "ask" and data.get("permission_mode") == "bypassPermissions":
+            _refuse_swallowed_ask(data, decision)
         knowledge = None if decision.denies else _consult_knowledge(run, data, decision)
         state = decision.state.state
         reply = answer.pre_tool_use(decision, layer.blocked_primitives(state),

@@ -19,6 +19,7 @@ class Decision:
     __slots__ = (
         "action",
         "acts",
+        "ask_refused",
         "map_rule",
         "message",
         "primitive",
@@ -42,6 +43,7 @@ class Decision:
         self.redirect_to = redirect_to
         self.tool = tool
         self.segment = segment
+        self.ask_refused = ""   # an ask refused because the permission mode would approve it
         self.acts: list[dict[str, Any]] = []
         self.map_rule = ""
 
@@ -66,5 +68,7 @@ class Decision:
             record["acts"] = self.acts
         if self.redirect_to:
             record["redirect_to"] = self.redirect_to
+        if self.ask_refused:
+            record["ask_refused"] = self.ask_refused
         record.update(self.state.as_record())
         return record

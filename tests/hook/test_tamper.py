@@ -174,6 +174,45 @@ def test_owned_sandbox_settings_are_checked_and_put_back(tmp_path: Path) -> None
     assert not user.exists()  # a file that does not exist is not created
 
 
+def test_no_host_joins_the_allowlist_but_through_governance(tmp_path: Path) -> None:
+    main_file, local, user = (tmp_path / "settings.json", tmp_path / "settings.local.json",
+                              tmp_path / "user.json")
+    hosts = ["pypi.org", "mine.example"]
+    main_file.write_text(json.dumps({"sandbox": {"network": {
+        "allowedDomains": ["pypi.org", "evil.example", "mine.example"]}}}))
+    local.write_text(json.dumps({"sandbox": {"network": {"allowedDomains": ["*.evil.example"]}}}))
+    user.write_text(json.dumps({"sandbox": {"network": {"allowedDomains": ["theirs.example"]}}}))
+    entry = {"files": [str(main_file), str(local), str(user)], "key": "k", "expect": [
+        ["contains", ["sandbox", "network", "allowedDomains"], "pypi.org"],
+        ["within", ["sandbox", "network", "allowedDomains"], hosts]]}
+    found = [text for _i, text in owned.check(str(tmp_path), entry)]
+    assert found == [f'{main_file} adds ["evil.example"] to sandbox.network.allowedDomains',
+                     f'{local} adds ["*.evil.example"] to sandbox.network.allowedDomains']
+    assert owned.repair(entry) == [str(main_file), str(local)]
+    assert json.loads(main_file.read_text())["sandbox"]["network"]["allowedDomains"] == hosts
+    assert json.loads(local.read_text())["sandbox"]["network"]["allowedDomains"] == []
+    assert json.loads(user.read_text())["sandbox"]["network"]["allowedDomains"] == [
+        "theirs.example"]                 # the user's own file is theirs
+    assert owned.check(str(tmp_path), entry) == []
+
+
+@needs_sandbox
+def test_a_host_a_script_adds_to_the_allowlist_is_taken_out(governed: Path) -> None:
+    assert main(["state", "set", "implementation-cycle/PLAN", "--project", str(governed)]) == 0
+    assert main(["sandbox", "on", "--project", str(governed)]) == 0
+    data = settings(governed)
+    ours = list(data["sandbox"]["network"]["allowedDomains"])
+    assert ours  # PLAN allows package-install: the index hosts
+    data["sandbox"]["network"]["allowedDomains"].append("exfil.example")
+    write_settings(governed, data)
+    out = call(governed)
+    assert 'adds ["exfil.example"] to sandbox.network.allowedDomains' in out["systemMessage"]
+    assert settings(governed)["sandbox"]["network"]["allowedDomains"] == ours
+    # a state change that narrows the allowlist is no tampering
+    assert main(["state", "set", "implementation-cycle/DONE", "--project", str(governed)]) == 0
+    assert "systemMessage" not in call(governed, "PreToolUse-Read.json")
+
+
 @needs_sandbox
 def test_the_sandbox_switched_off_by_a_script_is_switched_on_again(governed: Path) -> None:
     assert main(["sandbox", "on", "--project", str(governed)]) == 0
