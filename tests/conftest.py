@@ -18,6 +18,8 @@ _OUTSIDE = tempfile.mkdtemp(prefix="governance-tests-")
 atexit.register(shutil.rmtree, _OUTSIDE, True)
 os.environ["GOVERNANCE_ANCHOR_DIR"] = os.path.join(_OUTSIDE, "anchors")
 os.environ["GOVERNANCE_MANAGED_SETTINGS"] = os.path.join(_OUTSIDE, "managed-settings.json")
+# A sandbox proxy a test starts (`governance sandbox on`) stops by itself once idle.
+os.environ["GOVERNANCE_SANDBOX_PROXY_IDLE"] = "20"
 
 
 @pytest.fixture(autouse=True)

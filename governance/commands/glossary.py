@@ -39,9 +39,9 @@ KEYS: dict[str, str] = {
     "sandbox_network": "`PRIMITIVE: [hosts]`: the acts that reach the network from a Bash "
                        "command, each with the hosts it needs. Where the sandbox is part of "
                        "governance, a state that blocks, asks or redirects any of them closes "
-                       "Bash's network (`deniedDomains: [\"*\"]`), except to the hosts of the "
-                       "acts it allows (written as `allowedDomains`; they open only where "
-                       "`strictAllowlist` is on in the user's or managed settings, docs/sandbox.md). "
+                       "Bash's network, except to the hosts of the acts it allows: governance's "
+                       "own proxy decides each connection of a sandboxed command by the state "
+                       "(docs/sandbox.md). "
                        "An act without hosts opens nothing (any web page; the git host, which "
                        "push and fetch share): the hook keeps deciding it. A layer's list "
                        "replaces the lower one for that primitive.",

@@ -75,6 +75,11 @@ def describe(report: dict[str, Any], state: str) -> str:
                  + (f" ({', '.join(report['allowed_hosts'])})" if report["allowed_hosts"]
                     and report["network"] != "closed" else "")
                  + f"; the state {state} asks: {report['network_rule']}")
+    proxy = report.get("proxy") or {}
+    if proxy:
+        lines.append(f"Governance's proxy for sandboxed commands: 127.0.0.1:{proxy['port']}, "
+                     + ("running" if proxy["running"] else "not running (it starts with the next "
+                        "session; until then sandboxed commands reach no host)"))
     lines.append("Per state (the sandbox confines Bash only; Write, Edit, WebFetch and MCP tools "
                  "run outside it and stay with the hook):")
     for row in report["states"]:

@@ -133,5 +133,5 @@ def _network_rule(project: str, matrix: dict[str, Any], state: str) -> str:
     if control.load_manifest(project) is None:
         return ("the sandbox is not part of governance, so only the tools' rules apply "
                 "(`governance sandbox on` confines Bash commands too)")
-    text = control.describe_rule(control.network_rule(matrix, state), control.strict_allowlist())
+    text = control.describe_rule(control.network_rule(matrix, state))
     return f"{text.replace('closed', 'closed to sandboxed commands', 1)}"

@@ -58,8 +58,7 @@ def _follow_network(project: str, compiled: dict[str, object]) -> None:
 
     state = read_state(project, compiled).state
     if control.follow_state(project, compiled, state) is not None:
-        rule = control.describe_rule(control.network_rule(compiled, state),
-                                     control.strict_allowlist())
+        rule = control.describe_rule(control.network_rule(compiled, state))
         print(f"sandbox network for Bash in {state}: {rule}")
 
 

@@ -4,11 +4,12 @@
 What we set: ``enabled: true``, ``allowUnsandboxedCommands: false`` (else the model may retry a
 failed command outside the sandbox), ``failIfUnavailable: true`` (else a missing bubblewrap
 silently runs everything unsandboxed), ``filesystem.denyWrite`` for every governance file (the
-ledger's anchors under the user's home included), and
-``network.deniedDomains: ["*"]`` (with ``network.allowedDomains`` for the hosts the state's
-allowed acts need) while the state closes the network. What we changed is recorded in
-the manifest (``.claude/governance/sandbox.json``): the previous value of every key we set and every
-list entry we added, so that removal restores the user's own settings and touches nothing else.
+ledger's anchors under the user's home included), ``network.httpProxyPort`` / ``socksProxyPort``:
+governance's own proxy (``sandbox.proxy``), which decides each connection of a sandboxed command
+by the state, and ``network.deniedDomains: ["*"]`` while the state closes the network (for a
+command whose proxy setting was taken away). What we changed is recorded in the manifest
+(``.claude/governance/sandbox.json``): the previous value of every key we set and every list entry
+we added, so that removal restores the user's own settings and touches nothing else.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ SCALARS: dict[str, object] = {"enabled": True, "allowUnsandboxedCommands": False
 DENY_WRITE = ("filesystem", "denyWrite")
 DENIED_DOMAINS = ("network", "deniedDomains")
 ALLOWED_DOMAINS = ("network", "allowedDomains")
+PROXY_KEYS = ("httpProxyPort", "socksProxyPort")   # in sandbox.network: governance's proxy
 EVERY_HOST = "*"
 ABSENT = {"absent": True}  # the manifest's word for "the key did not exist"
 
@@ -83,8 +85,7 @@ def new_manifest(settings_file: str) -> dict[str, Any]:
 
 
 def apply(data: dict[str, Any], manifest: dict[str, Any], deny_write: list[str],
-          network_closed: bool, allow: list[str] | tuple[str, ...] = (),
-          strict: bool = False) -> None:
+          network_closed: bool, proxy_port: int | None = None) -> None:
     """Merge our sandbox settings into ``data`` (Claude Code's settings object), recording in
     ``manifest`` what was not there before. Applying twice changes nothing more."""
     created: list[str] = manifest["created"]
@@ -101,20 +102,34 @@ def apply(data: dict[str, Any], manifest: dict[str, Any], deny_write: list[str],
         if path not in paths:
             paths.append(path)
             ours.append(path)
-    set_network(data, manifest, network_closed, allow, strict)
+    set_network(data, manifest, network_closed)
+    if proxy_port is not None:
+        set_proxy(data, manifest, proxy_port)
 
 
-def set_network(data: dict[str, Any], manifest: dict[str, Any], closed: bool,
-                allow: list[str] | tuple[str, ...] = (), strict: bool = False) -> bool:
-    """Close (``deniedDomains: ["*"]``) or reopen the network, with ``allow`` as our
-    ``allowedDomains`` while it is closed; True when ``data`` changed. ``deniedDomains`` wins over
-    ``allowedDomains`` in Claude Code, so a closed network with an allowlist is written as the
-    allowlist alone only where ``strict`` (``strictAllowlist`` is in force, which project settings
-    cannot set): then a host off the list is refused. Otherwise ``"*"`` stays and the listed hosts
-    are refused too. A ``"*"`` or host the user wrote is theirs: reopening never removes it."""
-    every = closed and not (allow and strict)
-    changed = _set_entries(data, manifest, DENIED_DOMAINS, [EVERY_HOST] if every else [])
-    return _set_entries(data, manifest, ALLOWED_DOMAINS, list(allow) if closed else []) or changed
+def set_proxy(data: dict[str, Any], manifest: dict[str, Any], port: int) -> None:
+    """Send sandboxed traffic to governance's proxy on ``port`` (``sandbox.proxy``), recording the
+    user's previous values in ``manifest["proxy"]`` for ``remove``."""
+    network = _section(data, ("sandbox", "network"), manifest["created"])
+    record = manifest.setdefault("proxy", {})
+    previous = record.setdefault("previous", {})
+    for key in PROXY_KEYS:
+        if key not in previous:
+            previous[key] = network.get(key, ABSENT)
+        network[key] = port
+    record["port"] = port
+
+
+def set_network(data: dict[str, Any], manifest: dict[str, Any], closed: bool) -> bool:
+    """Close (``deniedDomains: ["*"]``) or reopen Claude Code's own proxy; True when ``data``
+    changed. Governance's proxy (``sandbox.proxy``) carries the state's hosts: Claude Code lets
+    ``deniedDomains`` win over ``allowedDomains``, and leaves the project's ``allowedDomains`` out
+    while the user's ``strictAllowlist`` is on, so a project can open no host through its own
+    proxy. The ``"*"`` refuses every host to a command whose proxy setting was taken away. Entries
+    an earlier version added to ``allowedDomains`` are taken out. A ``"*"`` or host the user wrote
+    is theirs: reopening never removes it."""
+    changed = _set_entries(data, manifest, DENIED_DOMAINS, [EVERY_HOST] if closed else [])
+    return _set_entries(data, manifest, ALLOWED_DOMAINS, []) or changed
 
 
 def _set_entries(data: dict[str, Any], manifest: dict[str, Any], path: tuple[str, ...],
@@ -186,6 +201,16 @@ def remove(data: dict[str, Any], manifest: dict[str, Any]) -> list[str]:
             if entries:
                 done.append(f"removed {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} "
                             f"from sandbox.{dotted}")
+    proxy = manifest.get("proxy")
+    network = sandbox.get("network")
+    if isinstance(proxy, dict) and isinstance(network, dict):
+        for key, before in proxy.get("previous", {}).items():
+            if network.get(key) == proxy.get("port"):
+                if before == ABSENT:
+                    del network[key]
+                else:
+                    network[key] = before
+                done.append(f"removed sandbox.network.{key}")
     _prune(data, manifest)
     return done
 
@@ -220,4 +245,7 @@ def owned_expectations(data: dict[str, Any], manifest: dict[str, Any],
     expect += [["contains", ["sandbox", *ALLOWED_DOMAINS], host] for host in
                manifest.get("added", {}).get(".".join(ALLOWED_DOMAINS), []) if host in hosts]
     expect.append(["within", ["sandbox", *ALLOWED_DOMAINS], hosts])
+    port = manifest.get("proxy", {}).get("port")
+    if isinstance(port, int):
+        expect += [["equals", ["sandbox", "network", key], port] for key in PROXY_KEYS]
     return expect

@@ -42,47 +42,19 @@ def closes_network(matrix: dict[str, Any], state: str) -> bool:
     return bool(network_rule(matrix, state)["closed"])
 
 
-def strict_allowlist() -> bool:
-    """Whether Claude Code refuses hosts off ``allowedDomains`` without asking: the user's or the
-    managed settings set ``sandbox.network.strictAllowlist: true`` (project settings cannot)."""
-    from governance.sandbox.protection import managed_settings_path
-
-    home = os.path.expanduser("~")
-    for path in (os.path.join(home, ".claude", "settings.json"), managed_settings_path()):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError):
-            continue
-        sandbox = data.get("sandbox") if isinstance(data, dict) else None
-        network = sandbox.get("network") if isinstance(sandbox, dict) else None
-        if isinstance(network, dict) and network.get("strictAllowlist") is True:
-            return True
-    return False
-
-
 def _apply_rule(data: dict[str, Any], manifest: dict[str, Any], rule: dict[str, Any]) -> bool:
-    return config.set_network(data, manifest, bool(rule["closed"]), list(rule["allow"]),
-                              strict_allowlist())
+    return config.set_network(data, manifest, bool(rule["closed"]))
 
 
-STRICT_HINT = ("set sandbox.network.strictAllowlist: true in ~/.claude/settings.json so that a "
-               "closed network opens to the hosts the state allows (Claude Code lets "
-               "deniedDomains win over allowedDomains)")
-
-
-def describe_rule(rule: dict[str, Any], strict: bool, hint: bool = True) -> str:
-    """One line: what the sandbox does with Bash's network under ``rule``."""
+def describe_rule(rule: dict[str, Any]) -> str:
+    """One line: what the sandbox does with Bash's network under ``rule`` (governance's proxy
+    decides each connection by it)."""
     if not rule["closed"]:
-        return "open (Claude Code's own rules)"
+        return "open (every host)"
     why = f"closed (the state blocks or asks {', '.join(rule['closed_by'])})"
     if not rule["allow"]:
         return why + ", every host refused"
-    hosts = ", ".join(rule["allow"])
-    if strict:
-        return why + f", except {hosts} (for {', '.join(rule['opened_by'])})"
-    return (why + f", every host refused, {hosts} included (strictAllowlist is off"
-            + (f": {STRICT_HINT})" if hint else ")"))
+    return why + f", except {', '.join(rule['allow'])} (for {', '.join(rule['opened_by'])})"
 
 
 def load_manifest(project: str) -> dict[str, Any] | None:
@@ -145,20 +117,50 @@ def turn_on(project: str, state: str, matrix: dict[str, Any], python: str | None
     except OSError:
         pass   # a home that cannot be written: the path is denied all the same
     rule = network_rule(matrix, state)
-    strict = strict_allowlist()
+    port = manifest.get("proxy", {}).get("port") or _free_port()
+    from governance.sandbox import proxy_process
+
+    manifest.setdefault("proxy", {})["command"] = [
+        *settings_file.module_command("governance.sandbox.proxy", python), "--project", project,
+        "--port", str(port)]
+    manifest["proxy"]["log"] = proxy_process.paths(project)[1]
     config.apply(data, manifest, config.protected_paths(project, python), bool(rule["closed"]),
-                 list(rule["allow"]), strict)
+                 proxy_port=port)
     notes = [f"Sandbox on ({verdict.platform}): Bash commands run confined, never outside it; "
              f"{len(manifest['added'].get('.'.join(config.DENY_WRITE), []))} governance path(s) "
              "are read-only inside it.",
-             f"Network for sandboxed commands in {state}: {describe_rule(rule, strict)}"]
+             f"Network for sandboxed commands in {state}: {describe_rule(rule)}"]
     _save_manifest(project, manifest)  # first: the hook denies escapes from now on
     seal_settings(project, data, manifest)
     if json.dumps(data, sort_keys=True) != before:
         backup = settings_file.save(path, data)
         notes.append(f"Wrote the sandbox settings to {path}" + (f" (backup: {backup})"
                                                                  if backup else ""))
+    notes.append(_start_proxy(project, manifest))
     return notes
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_proxy(project: str, manifest: dict[str, Any]) -> str:
+    """Start governance's proxy for sandboxed traffic (``sandbox.proxy``) and say where it is."""
+    from governance.sandbox import proxy_process
+
+    proxy = manifest["proxy"]
+    if not proxy_process.start(project, int(proxy["port"]), list(proxy["command"])) and \
+            not proxy_process.wait(project, int(proxy["port"])):
+        log = proxy_process.paths(project)[1]
+        return (f"WARNING: the sandbox proxy did not start on 127.0.0.1:{proxy['port']}, so "
+                f"sandboxed commands reach no host until it runs (see {log}; every session "
+                "start tries again)")
+    return (f"Sandbox proxy on 127.0.0.1:{proxy['port']}: it decides each connection of a "
+            "sandboxed command by the state in force")
 
 
 def turn_off(project: str) -> list[str]:
@@ -166,6 +168,9 @@ def turn_off(project: str) -> list[str]:
     manifest = load_manifest(project)
     if manifest is None:
         return []
+    from governance.sandbox import proxy_process
+
+    stopped = proxy_process.stop(project)
     path = settings_file.settings_path(project)
     data = settings_file.load(path)
     done = config.remove(data, manifest)
@@ -173,7 +178,8 @@ def turn_off(project: str) -> list[str]:
     if done:
         settings_file.save(path, data)
     os.unlink(sandbox_manifest_path(project))
-    return [f"Sandbox settings taken back from {path}: " + ", ".join(done or ["nothing left"])]
+    return [f"Sandbox settings taken back from {path}: " + ", ".join(done or ["nothing left"]),
+            stopped[0].upper() + stopped[1:] + "."]
 
 
 def meet(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +212,7 @@ def follow_state(project: str, matrix: dict[str, Any], state: str,
     return bool(rule["closed"])
 
 
-def states_report(matrix: dict[str, Any], strict: bool) -> list[dict[str, Any]]:
+def states_report(matrix: dict[str, Any]) -> list[dict[str, Any]]:
     """Per state: what the sandbox closes (governance writes, the network with its allowlist) and
     what it leaves to the hook (the tools, which run outside it, and the acts the state blocks or
     asks that no network rule closes)."""
@@ -217,7 +223,7 @@ def states_report(matrix: dict[str, Any], strict: bool) -> list[dict[str, Any]]:
         closed = set(rule["closed_by"]) if rule["closed"] else set()
         left = [p for p in [*summary["blocked"], *summary["asked"]] if p not in closed]
         out.append({"state": state, "network": rule,
-                    "network_text": describe_rule(rule, strict, hint=False),
+                    "network_text": describe_rule(rule),
                     "closes": ["writes to governance files (state, seal, ledger, caches, "
                                "settings)"] + ([f"network ({', '.join(sorted(closed))})"]
                                                if closed else []),
@@ -236,21 +242,31 @@ def status(project: str, matrix: dict[str, Any], state: str,
              for key, value in config.SCALARS.items()
              if manifest is not None and sandbox.get(key) != value]
     rule = network_rule(matrix, state)
-    strict = strict_allowlist()
+    proxy: dict[str, Any] = {}
     if manifest is not None:
         expected = json.loads(json.dumps(data))
-        if config.set_network(expected, json.loads(json.dumps(manifest)), bool(rule["closed"]),
-                              list(rule["allow"]), strict):
+        if config.set_network(expected, json.loads(json.dumps(manifest)), bool(rule["closed"])):
             drift.append(f"the network rule does not match the state {state}: run "
                          "`governance sandbox on` to set it again")
+        from governance.sandbox import proxy_process
+
+        port = manifest.get("proxy", {}).get("port")
+        proxy = {"port": port, "running": isinstance(port, int) and proxy_process.running(port)}
+        found_network = sandbox.get("network")
+        network: dict[str, Any] = found_network if isinstance(found_network, dict) else {}
+        if port is None or any(network.get(k) != port for k in config.PROXY_KEYS):
+            drift.append("sandboxed commands do not go through governance's proxy: run "
+                         "`governance sandbox on` to set it again")
+        elif not proxy["running"]:
+            drift.append(f"governance's proxy is not running on 127.0.0.1:{port}, so sandboxed "
+                         "commands reach no host: it starts with the next session, or run "
+                         "`governance sandbox on`")
     verdict = checked or probe()
     return {"governed": manifest is not None, "enabled": sandbox.get("enabled") is True,
             "drift": drift, "can_start": verdict.ok, "platform": verdict.platform,
             "why_not": verdict.explain() if not verdict.ok else "",
-            "network": ("closed" if config.network_closed(data) else
-                        "open only to the allowed hosts" if config.allowed_hosts(data)
-                        and rule["closed"] and strict else "open"),
-            "allowed_hosts": config.allowed_hosts(data),
-            "state_closes_network": bool(rule["closed"]),
-            "network_rule": describe_rule(rule, strict), "strict_allowlist": strict,
-            "states": states_report(matrix, strict)}
+            "network": ("open only to the state's hosts" if rule["closed"] and rule["allow"]
+                        and proxy else "closed" if config.network_closed(data) else "open"),
+            "allowed_hosts": list(rule["allow"]) if rule["closed"] else [],
+            "proxy": proxy, "state_closes_network": bool(rule["closed"]),
+            "network_rule": describe_rule(rule), "states": states_report(matrix)}

@@ -20,7 +20,13 @@ from governance import jsoncodec
 from governance.errors import GovernanceError
 from governance.hook import payload
 from governance.policy.remedy import state_change
-from governance.project import ensure_dir, find_project, governance_dir, temp_path
+from governance.project import (
+    ensure_dir,
+    find_project,
+    governance_dir,
+    sandbox_manifest_path,
+    temp_path,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,6 +148,39 @@ def _emit(answer: dict[str, Any] | None, out: Any) -> None:
     out.flush()
 
 
+def _keep_proxy(project: str) -> list[str]:
+    """Start governance's sandbox proxy (``sandbox.proxy``) when the project's sandbox sends its
+    traffic there and nothing answers on its port: its command line and log are the ones
+    ``sandbox on`` recorded in the manifest, and only a command of that shape is run. Returns
+    what the user must hear."""
+    try:
+        with open(sandbox_manifest_path(project), "rb") as fh:
+            manifest = jsoncodec.loads(fh.read().decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return []
+    proxy = manifest.get("proxy") if isinstance(manifest, dict) else None
+    if not isinstance(proxy, dict):
+        return []
+    argv, port, log = proxy.get("command"), proxy.get("port"), proxy.get("log")
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or \
+            not isinstance(port, int) or not isinstance(log, str):
+        return []
+    if len(argv) < 4 or not argv[0].startswith("/") or argv[1] != "-I" or \
+            not argv[2].endswith("/launch.py") or argv[3] != "governance.sandbox.proxy":
+        return [f"the sandbox proxy's command in {sandbox_manifest_path(project)} is not one "
+                "governance writes, so it was not started; run `governance sandbox on`"]
+    from governance import detached
+
+    if detached.answers(port):
+        return []
+    try:
+        detached.spawn(argv, log)
+    except OSError as exc:
+        return [f"the sandbox proxy could not start ({exc}), so sandboxed commands reach no "
+                "host; run `governance sandbox on`"]
+    return []
+
+
 def session_start(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
     """SessionStart: brief the model on the cycle state."""
     out = stdout or sys.stdout
@@ -157,6 +196,8 @@ def session_start(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
             write_seen(snap.project, session, snap.key)
         answer: dict[str, Any] | None = _context("SessionStart", text)
         alarms = [snap.unaccepted] if snap.unaccepted else []
+        if snap.project:
+            alarms += _keep_proxy(snap.project)
         if snap.view.source == "sealed":
             alarms.append(snap.view.note)
         if alarms and answer is not None:  # the user, not only the model, hears of it

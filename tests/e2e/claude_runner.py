@@ -39,6 +39,8 @@ OFFLINE_ENV = {
     "DISABLE_AUTOUPDATER": "1",
     "DISABLE_ERROR_REPORTING": "1",
     "IS_SANDBOX": "1",  # lets root use --permission-mode bypassPermissions
+    # a sandbox proxy a session start launches stops by itself once the run is over
+    "GOVERNANCE_SANDBOX_PROXY_IDLE": "30",
     # Belt and braces when no network namespace is available: anything but the fake model
     # goes to a closed loopback port.
     "HTTP_PROXY": "http://127.0.0.1:9",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from claude_runner import ClaudeRun, ClaudeRunner, FollowUp
 from fake_api import Text, ToolUse
-from test_scenarios import DO, REPO, denied_ids, governance, tool_use_ids
+from test_scenarios import DO, REPO, denied_ids, governance, ledger, tool_use_ids
 from test_scenarios import governed as installed
 
 from governance.sandbox.probe import probe
@@ -137,6 +137,11 @@ attempt('http-proxy', http_proxy)
 attempt('socks-proxy', socks_proxy)
 print('; '.join(said))
 """
+
+
+def refusals(project: Path) -> list[dict[str, object]]:
+    """The connections governance's proxy refused, from the ledger."""
+    return [r for r in ledger(project) if r.get("event") == "SandboxNetwork"]
 
 
 def free_port() -> int:
@@ -295,7 +300,8 @@ def test_the_network_follows_the_state(claude: ClaudeRunner, project: Path, tmp_
     else:
         assert received == "", f"the sink received {received!r}; the script said {said}"
         assert "sent" not in said, said
-        assert "host is on the deny list" in said, said  # the model is told by Claude Code
+        refused = refusals(project)  # governance's proxy refused and recorded each attempt
+        assert refused and all(r["host"] == "127.0.0.1" for r in refused), refused
 
 
 def test_a_state_change_mid_session_closes_the_network(claude: ClaudeRunner, project: Path,
@@ -321,7 +327,8 @@ def test_a_state_change_mid_session_closes_the_network(claude: ClaudeRunner, pro
     received = sink.read_text()
     assert "/via-http-proxy-explore" in received and "/via-socks-explore" in received, received
     assert "-do" not in received, received
-    assert "host is on the deny list" in output(run, second)
+    assert "sent" not in output(run, second)
+    assert {r["state"] for r in refusals(project)} == {"DO"}
 
 
 PUSH = """import os, subprocess, sys
@@ -371,7 +378,8 @@ def test_a_push_the_hook_cannot_read_is_refused_in_plan_while_webfetch_works(
         assert "git-receive-pack" in received, (said, received)
     else:
         assert "git-receive-pack" not in received, (said, received)
-        assert "push exit 0" not in said and "host is on the deny list" in said, said
+        assert "push exit 0" not in said and "403" in said, said
+        assert [r["via"] for r in refusals(project)] == ["http"]
 
 
 def test_state_change_closes_the_network_in_the_settings(project: Path) -> None:

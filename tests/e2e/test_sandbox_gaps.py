@@ -4,6 +4,9 @@
   `exec-config`, asked outside DO (under `-p` nobody can answer, so it is refused), done in DO.
 - MCP servers run outside it: a module the Write tool plants in the project does not run when
   the next session starts our server.
+- A state that allows `package-install` opens Bash's network to the index hosts only: governance's
+  own proxy decides each connection (Claude Code's own host rules cannot open a host from the
+  project's settings).
 - A request to loopback, which the hook lets through as `local-request`, meets the sandbox's own
   network namespace: what is seen is recorded here and in docs/sandbox.md.
 """
@@ -19,8 +22,8 @@ from pathlib import Path
 import pytest
 from claude_runner import ClaudeRunner
 from fake_api import Text, ToolUse
-from test_sandbox import PLAN, free_port, output, short_tmp
-from test_scenarios import DO, denied_ids, governed, ledger, tool_use_ids
+from test_sandbox import PLAN, UNREADABLE, free_port, output, scripted, short_tmp
+from test_scenarios import DO, denied_ids, governance, governed, ledger, tool_use_ids
 
 from governance.sandbox.probe import probe
 
@@ -104,6 +107,56 @@ def test_a_module_planted_by_the_write_tool_does_not_run_in_the_next_sessions_se
     servers = {s["name"]: s["status"] for s in init["mcp_servers"]}
     assert servers.get("governance") == "connected", init["mcp_servers"]
     assert list((project / "ran").iterdir()) == []
+
+
+INDEX_ONLY = UNREADABLE + ("sandbox_network:\n  vcs-push: []\n  web-fetch: []\n"
+                           "  package-install: [127.0.0.1]\n")
+
+TRY_HOSTS = """import os, sys, urllib.request
+port = int(sys.argv[1])
+for name in ('NO_PROXY', 'no_proxy'):
+    os.environ.pop(name, None)
+said = []
+for host in ('127.0.0.1', 'localhost'):
+    try:
+        urllib.request.urlopen('http://%s:%d/from-%s' % (host, port, host), timeout=10).read()
+        said.append(host + ': sent')
+    except Exception as exc:
+        body = exc.read().decode() if hasattr(exc, 'read') else ''
+        said.append(host + ': ' + type(exc).__name__ + ' ' + str(exc)[:80] + ' ' + body)
+print('; '.join(said))
+"""
+
+
+@needs_sandbox
+def test_a_state_that_allows_package_install_opens_only_the_index_host(
+        claude: ClaudeRunner, project: Path, tmp_path: Path, short_tmp: str) -> None:
+    """PLAN blocks vcs-push and allows package-install; the index host here is 127.0.0.1 (a
+    project override), and the sink's other name, localhost, stands for every other host.
+    Governance's proxy, started by the session start inside the client's network, decides."""
+    governed(project, PLAN, "--sandbox")
+    (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(INDEX_ONLY)
+    governance("validate", "--project", str(project))
+    network = json.loads((project / ".claude" / "settings.json").read_text())["sandbox"]["network"]
+    assert network["deniedDomains"] == ["*"] and network["httpProxyPort"] > 0, network
+    port = free_port()
+    sink = tmp_path / "sink.log"
+    run = claude.run(project, "index only", [
+        scripted(project, "hosts", TRY_HOSTS),
+        [ToolUse("Bash", {"command": f"python3 tools/hosts.py {port}",
+                          "description": "reach two hosts"})],
+        [Text("done")],
+    ], sink=(port, sink), env={"TMPDIR": short_tmp})
+    assert run.returncode == 0, run.stderr[-2000:]
+    (bash,) = tool_use_ids(run, "Bash")
+    said = output(run, bash)
+    received = sink.read_text() if sink.exists() else ""
+    assert "/from-127.0.0.1" in received, (said, received)
+    assert "/from-localhost" not in received, (said, received)
+    assert "localhost: HTTPError HTTP Error 403" in said, said
+    assert "is not reachable from a sandboxed command in PLAN" in said, said
+    refused = [r for r in ledger(project) if r.get("event") == "SandboxNetwork"]
+    assert [r["host"] for r in refused] == ["localhost"], refused
 
 
 LOCAL = ("curl -s --max-time 5 -o /dev/null -w 'code=%{http_code}' http://127.0.0.1:PORT/local; "

@@ -197,20 +197,24 @@ def test_no_host_joins_the_allowlist_but_through_governance(tmp_path: Path) -> N
 
 
 @needs_sandbox
-def test_a_host_a_script_adds_to_the_allowlist_is_taken_out(governed: Path) -> None:
+def test_a_host_or_a_proxy_a_script_writes_into_the_sandbox_settings_is_taken_out(
+        governed: Path) -> None:
     assert main(["state", "set", "implementation-cycle/PLAN", "--project", str(governed)]) == 0
     assert main(["sandbox", "on", "--project", str(governed)]) == 0
     data = settings(governed)
-    ours = list(data["sandbox"]["network"]["allowedDomains"])
-    assert ours  # PLAN allows package-install: the index hosts
-    data["sandbox"]["network"]["allowedDomains"].append("exfil.example")
+    port = data["sandbox"]["network"]["httpProxyPort"]
+    data["sandbox"]["network"]["allowedDomains"] = ["exfil.example"]
+    data["sandbox"]["network"]["httpProxyPort"] = 1
     write_settings(governed, data)
     out = call(governed)
     assert 'adds ["exfil.example"] to sandbox.network.allowedDomains' in out["systemMessage"]
-    assert settings(governed)["sandbox"]["network"]["allowedDomains"] == ours
-    # a state change that narrows the allowlist is no tampering
+    assert f"sandbox.network.httpProxyPort is no longer {port}" in out["systemMessage"]
+    network = settings(governed)["sandbox"]["network"]
+    assert network.get("allowedDomains", []) == [] and network["httpProxyPort"] == port
+    # a state change is no tampering
     assert main(["state", "set", "implementation-cycle/DONE", "--project", str(governed)]) == 0
     assert "systemMessage" not in call(governed, "PreToolUse-Read.json")
+    assert main(["sandbox", "off", "--project", str(governed)]) == 0
 
 
 @needs_sandbox

@@ -60,15 +60,20 @@ def test_the_network_follows_the_state(project: Path) -> None:
     assert control.follow_state(str(project), matrix, "DO") is None  # not governed: untouched
     control.turn_on(str(project), "EXPLORE", matrix, checked=CAN)
     assert control.closes_network(matrix, "DO") and not control.closes_network(matrix, "EXPLORE")
-    assert "network" not in settings(project)["sandbox"]
+    port = control.load_manifest(str(project))["proxy"]["port"]
+    proxied = {"httpProxyPort": port, "socksProxyPort": port}
+    assert settings(project)["sandbox"]["network"] == proxied
     assert control.follow_state(str(project), matrix, "DO") is True
-    assert settings(project)["sandbox"]["network"]["deniedDomains"] == ["*"]
+    assert settings(project)["sandbox"]["network"] == {**proxied, "deniedDomains": ["*"]}
     assert control.follow_state(str(project), matrix, "DONE") is True  # no index hosts in DONE
-    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
+    assert settings(project)["sandbox"]["network"] == {**proxied, "deniedDomains": ["*"]}
     assert control.follow_state(str(project), matrix, "EXPLORE") is False
-    assert "network" not in settings(project)["sandbox"]
+    assert settings(project)["sandbox"]["network"] == proxied
     found = control.status(str(project), matrix, "EXPLORE", checked=CAN)
     assert found["governed"] and not found["drift"] and found["network"] == "open"
+    assert found["proxy"] == {"port": port, "running": True}
+    control.turn_off(str(project))
+    assert "network" not in settings(project).get("sandbox", {})
 
 
 def test_status_names_settings_changed_behind_our_back(project: Path) -> None:

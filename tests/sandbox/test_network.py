@@ -13,6 +13,7 @@ from governance.commands.cli import main
 from governance.policy import matrix as matrix_module
 from governance.policy import seal
 from governance.policy.compiler import compile_matrix
+from governance.policy.state import state_path
 from governance.project import default_matrix_path
 from governance.sandbox import config, control
 from governance.sandbox.probe import Probe
@@ -79,35 +80,37 @@ def test_a_host_that_is_not_a_plain_name_is_an_error_naming_the_key(host: str) -
     assert any("sandbox_network.package-install[0]" in r and "Fix:" in r for r in rendered)
 
 
-def test_plan_writes_a_closed_network_with_the_index_hosts(project: Path) -> None:
+def test_plan_closes_the_network_and_sends_traffic_to_governances_proxy(project: Path) -> None:
     (project / ".claude" / "settings.json").write_text(json.dumps(
-        {"sandbox": {"network": {"allowedDomains": ["example.org"]}}}))
+        {"sandbox": {"network": {"allowedDomains": ["example.org"], "httpProxyPort": 3999}}}))
     matrix = default()
     notes = control.turn_on(str(project), "PLAN", matrix, checked=CAN)
-    assert any("closed (the state blocks or asks vcs-push)" in n for n in notes)
+    assert any("closed (the state blocks or asks vcs-push), except pypi.org, "
+               "files.pythonhosted.org, registry.npmjs.org (for package-install)" in n
+               for n in notes)
+    assert any(n.startswith("Sandbox proxy on 127.0.0.1:") for n in notes), notes
+    port = control.load_manifest(str(project))["proxy"]["port"]
     network = settings(project)["sandbox"]["network"]
-    # deniedDomains wins in Claude Code, so without strictAllowlist the index stays refused too
-    assert network == {"allowedDomains": ["example.org", *INDEX], "deniedDomains": ["*"]}
+    # the proxy carries the state's hosts; "*" refuses every host to a command without it
+    assert network == {"allowedDomains": ["example.org"], "deniedDomains": ["*"],
+                       "httpProxyPort": port, "socksProxyPort": port}
     assert control.follow_state(str(project), matrix, "DONE") is True
-    assert settings(project)["sandbox"]["network"] == {"allowedDomains": ["example.org"],
-                                                       "deniedDomains": ["*"]}
+    assert settings(project)["sandbox"]["network"]["deniedDomains"] == ["*"]
     control.turn_off(str(project))
-    assert settings(project) == {"sandbox": {"network": {"allowedDomains": ["example.org"]}}}
+    assert settings(project) == {"sandbox": {"network": {"allowedDomains": ["example.org"],
+                                                         "httpProxyPort": 3999}}}
 
 
-def test_with_a_strict_allowlist_the_state_opens_only_the_index_hosts(project: Path) -> None:
-    user = Path.home() / ".claude" / "settings.json"
-    user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text(json.dumps({"sandbox": {"network": {"strictAllowlist": True}}}))
+def test_hosts_an_earlier_version_wrote_to_allowed_domains_are_taken_out(project: Path) -> None:
     matrix = default()
-    notes = control.turn_on(str(project), "DO", matrix, checked=CAN)
-    assert any("except pypi.org, files.pythonhosted.org, registry.npmjs.org" in n for n in notes)
-    assert settings(project)["sandbox"]["network"] == {"allowedDomains": INDEX}
-    assert control.follow_state(str(project), matrix, "DONE") is True
-    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
-    found = control.status(str(project), matrix, "DONE", checked=CAN)
-    assert not found["drift"] and found["network"] == "closed"
-    assert control.status(str(project), matrix, "DO", checked=CAN)["drift"]  # DONE's rule
+    control.turn_on(str(project), "PLAN", matrix, checked=CAN)
+    manifest = control.load_manifest(str(project))
+    data = settings(project)
+    data["sandbox"]["network"]["allowedDomains"] = ["mine.example", *INDEX]
+    manifest["added"]["network.allowedDomains"] = list(INDEX)
+    assert config.set_network(data, manifest, True)
+    assert data["sandbox"]["network"]["allowedDomains"] == ["mine.example"]
+    control.turn_off(str(project))
 
 
 def test_the_rule_between_two_states_is_as_strict_as_both() -> None:
@@ -118,21 +121,25 @@ def test_the_rule_between_two_states_is_as_strict_as_both() -> None:
     assert control.meet(opened, do) == do and control.meet(do, opened) == do
 
 
-def test_state_set_never_opens_hosts_before_the_state_allows_them(
+def test_state_set_closes_claude_codes_proxy_before_the_state_file(
         project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """DONE -> DO with a strict allowlist: the index opens only after the state file says DO."""
-    user = Path.home() / ".claude" / "settings.json"
-    user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text(json.dumps({"sandbox": {"network": {"strictAllowlist": True}}}))
-    assert main(["state", "set", "--project", str(project), "implementation-cycle", "DONE"]) == 0
-    control.turn_on(str(project), "DONE", default(), checked=CAN)
-    assert settings(project)["sandbox"]["network"] == {"deniedDomains": ["*"]}
+    """EXPLORE (open here) -> DO: the "*" is written before the state file says DO."""
+    override = project / ".claude" / "governance" / "activity_matrix.yaml"
+    override.parent.mkdir(parents=True)
+    override.write_text("extends: default\nrules:\n  vcs-push:\n    EXPLORE: {action: allow}\n")
+    assert main(["validate", "--project", str(project)]) == 0
+    assert main(["state", "set", "--project", str(project), "investigation-cycle", "EXPLORE"]) == 0
+    control.turn_on(str(project), "EXPLORE", matrix_module.load(str(project)), checked=CAN)
+    assert "deniedDomains" not in settings(project)["sandbox"]["network"]
     assert main(["state", "set", "--project", str(project), "implementation-cycle", "DO"]) == 0
-    assert settings(project)["sandbox"]["network"] == {"allowedDomains": INDEX}
+    assert settings(project)["sandbox"]["network"]["deniedDomains"] == ["*"]
+    written = (project / ".claude" / "settings.json").stat().st_mtime_ns
+    assert written <= Path(state_path(str(project))).stat().st_mtime_ns
     capsys.readouterr()
     assert main(["state", "show", "--project", str(project)]) == 0
     assert "Network: closed to sandboxed commands (the state blocks or asks vcs-push, web-fetch)" \
         ", except pypi.org" in capsys.readouterr().out
+    control.turn_off(str(project))
 
 
 def test_status_says_per_state_what_the_sandbox_closes_and_leaves_to_the_hook(
@@ -147,7 +154,7 @@ def test_status_says_per_state_what_the_sandbox_closes_and_leaves_to_the_hook(
     assert {"destructive", "governance-admin", "exec-config"} <= set(rows["PLAN"]["hook"])
     assert "web-fetch" not in rows["DO"]["hook"] and "package-install" in rows["DONE"]["closes"][-1]
     text = "\n".join(f"{row['state']}: {row['network_text']}" for row in found["states"])
-    assert "PLAN: closed (the state blocks or asks vcs-push), every host refused, pypi.org" in text
+    assert "PLAN: closed (the state blocks or asks vcs-push), except pypi.org" in text
     assert config.network_closed(settings(project))
     capsys.readouterr()
     main(["sandbox", "status", "--project", str(project)])  # exit 1 where no sandbox can start
@@ -155,4 +162,5 @@ def test_status_says_per_state_what_the_sandbox_closes_and_leaves_to_the_hook(
     assert " *EXPLORE: closes writes to governance files" in out  # no state set: EXPLORE
     assert "network (vcs-push)" in out
     assert "    left to the hook: " in out and "Write, Edit, WebFetch and MCP tools" in out
-    assert out.count("strictAllowlist: true") == 1  # the hint once, for the current state
+    assert "Governance's proxy for sandboxed commands: 127.0.0.1:" in out and "running" in out
+    control.turn_off(str(project))
