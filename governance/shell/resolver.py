@@ -9,7 +9,7 @@ recurses into the strings that nested shells and evaluators run (``bash -c``, ``
 from __future__ import annotations
 
 from governance.shell.rules import harmless as harmless_flag
-from governance.shell.rules import lookup_name, match_command, name_forms, parse_argv
+from governance.shell.rules import lookup_name, match_command, name_forms, parse_spec
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -114,7 +114,12 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
     if name is not None:
-        argv = parse_argv(fields[1:], raws[1:], spec["with_value"])
+        argv = parse_spec(spec, fields[1:], raws[1:])
+        for option in argv.text:          # git commit -m TEXT, -F - <<EOF: prose, not acts
+            for value, raw in argv.values.get(option, ()):
+                an.prose.append(raw)
+                if value == "-" and cmd is not None:
+                    an.prose.extend(r.body for r in cmd.redirs if r.body)
         quiet = harmless_flag(argv, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
         if quiet is not None:
             an.add("shell-read", seg, f"{base} {quiet} only prints")

@@ -78,6 +78,11 @@ class CommandModel(_Strict):
     recipes: list[str] = []
     harmless: list[str] = []
     command_options: dict[str, str] = {}
+    # each subcommand's options as the program reads them: "-b=" takes a value, "--track=opt" one
+    # given only after "=" (or the letter), "-q" none (governance.shell.rules, _read_option)
+    options: dict[str, list[str]] = {}
+    # options whose values are prose (a commit message): data, never read by a pattern
+    messages: list[str] = []
     patterns: list[PatternModel] = []
 
 
@@ -153,6 +158,13 @@ def _lean(rule: dict[str, Any]) -> dict[str, Any]:
     bytes); ``shell.rules`` reads every key with ``.get``."""
     keep = ("primitive", "reason", "sub")
     return {k: v for k, v in rule.items() if k in keep or v not in (None, "", False, 0, [], ())}
+
+
+def _options(items: list[str]) -> dict[str, int]:
+    """An option table: ``-b=`` -> 1 (takes a value), ``--track=opt`` -> -1 (only an attached
+    one), ``-q`` -> 0."""
+    return {item.split("=", 1)[0]: 1 if item.endswith("=") else -1 if item.endswith("=opt")
+            else 0 for item in items}
 
 
 def _flags(items: list[str]) -> dict[str, int]:
@@ -271,6 +283,11 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
                           "replace": command.replace}
+        if command.options:
+            commands[name]["options"] = {sub: _options(items)
+                                         for sub, items in command.options.items()}
+        if command.messages:
+            commands[name]["messages"] = list(command.messages)
         if requests:
             commands[name]["requests"] = requests
     wrappers: dict[str, Any] = {}
