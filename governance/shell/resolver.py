@@ -45,7 +45,8 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         if name is not None:
             from governance.shell import wrapper
 
-            start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth)
+            start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth,
+                                   cmd)
             if start is None:
                 return
             if start > 0:

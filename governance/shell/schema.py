@@ -101,6 +101,8 @@ class WrapperModel(_Strict):
     string: bool = False
     appends: bool = False
     default: str | None = None
+    # runs a command built from its input (governance.shell.fanout)
+    fanout: Literal["", "xargs", "parallel"] = ""
 
 
 class InterpreterModel(_Strict):
@@ -301,6 +303,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
         }
+        if wrapper.fanout:
+            entry["fanout"] = wrapper.fanout
         wrappers[name] = entry
         if wrapper.primitive:
             primitives.add(wrapper.primitive)
