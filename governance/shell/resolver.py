@@ -111,6 +111,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif base in AWKS:
         _awk(an, base, fields, raws, seg, depth)
         return
+    elif base in ("sed", "gsed") and any(f is None or "e" in f for f in fields[1:]):
+        from governance.shell import sedscript  # sed 's/.*/CMD/e', sed '1e CMD'
+
+        sedscript.run(an, base, fields, raws, cmd, seg, depth)
     matched = harmless = False
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
