@@ -108,6 +108,7 @@ def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
     return None
 
 
+_STARTUP = ("BASH_ENV", "ENV")
 _UNKNOWN = object()  # what a file held before this command appended to it
 _FRESH = object()    # the file was written afresh
 
@@ -222,9 +223,13 @@ class _Analysis:
                 self.commands(redir.body_subs, depth, outer)
         if cmd.words:
             risky = self.shell.get("risky_env", {})
-            for name, _ in cmd.assigns:
+            for name, word in cmd.assigns:
                 if name in risky:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
+                if name in _STARTUP:           # BASH_ENV=FILE bash -c ...: FILE runs first
+                    from governance.shell.programs import startup
+
+                    startup(self, self.expand_one(word.parts), word_text(word), seg, depth)
             fields, globs, raws = self.expand_words(cmd.words)
             resolve(self, fields, globs, raws, cmd, seg, depth)
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":

@@ -85,6 +85,80 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
     return [*fields[:i], *value.split(), *fields[i + 1:]]
 
 
+def startup(an: Walk, value: str | None, raw: str, seg: str, depth: int) -> None:
+    """``BASH_ENV=FILE bash -c :``: bash runs FILE before the command; its text is analysed when
+    the command wrote it or the file can be read, and is unknown when written at run time."""
+    text = an.file_text(value)
+    if value is None:
+        an.unknown(seg, f"bash runs a start-up file known only at run time ({raw})")
+    elif text is not None:
+        an.script(text, depth + 1, seg)
+    elif an.wrote(value):
+        an.unknown(seg, f"bash runs {raw}, written earlier in this command")
+    elif an.root is not None:
+        from governance.shell.source import run_file
+
+        run_file(an, "bash", value, raw, seg, depth)
+
+
+_GIT_CONFIG_FILES = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
+
+
+def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
+    """The ``-c KEY=VALUE`` settings git takes from its environment (``GIT_CONFIG_COUNT`` with
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``), as command-line
+    options; an unknown setting is ``-c`` with an unknown value, and a configuration file the
+    command wrote (``GIT_CONFIG_GLOBAL=f``) is unknown too."""
+    env = dict(an.vars)
+    for name, word in cmd.assigns if cmd is not None else ():
+        env[name] = an.expand_one(word.parts)
+    out: list[str | None] = []
+    if "GIT_CONFIG_COUNT" in env:
+        count = env["GIT_CONFIG_COUNT"] or ""
+        if not count.strip().isdigit():
+            out += ["-c", None]
+        for k in range(min(int(count), 32) if count.strip().isdigit() else 0):
+            key, value = env.get(f"GIT_CONFIG_KEY_{k}"), env.get(f"GIT_CONFIG_VALUE_{k}")
+            out += ["-c", None if key is None or value is None else f"{key}={value}"]
+    if "GIT_CONFIG_PARAMETERS" in env:
+        text = env["GIT_CONFIG_PARAMETERS"]
+        settings = None if text is None else _quoted_words(text)
+        for setting in settings if settings is not None else [None]:
+            out += ["-c", setting]
+    for name in _GIT_CONFIG_FILES:
+        if name in env and (env[name] is None or an.wrote(env[name])):
+            out += ["-c", None]          # configuration read from a file known at run time
+    return out
+
+
+def _quoted_words(text: str) -> list[str | None]:
+    """``'alias.p=push' 'core.pager=less'``: the words of GIT_CONFIG_PARAMETERS."""
+    words: list[str | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i].isspace():
+            i += 1
+            continue
+        if text[i] != "'":
+            end = text.find(" ", i)
+            end = n if end < 0 else end
+            words.append(text[i:end])
+            i = end
+            continue
+        end = text.find("'", i + 1)
+        if end < 0:
+            words.append(None)
+            break
+        word = text[i + 1:end]
+        i = end + 1
+        if text[i:i + 1] == "=" and text[i + 1:i + 2] == "'":   # 'key'='value'
+            close = text.find("'", i + 2)
+            word = f"{word}={text[i + 2:close if close > 0 else n]}"
+            i = n if close < 0 else close + 1
+        words.append(word)
+    return words
+
+
 def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | None) -> None:
     """Names a command gives values to, for the commands after it: ``export``/``declare``
     assignments (a nameref ``declare -n`` is unknown), ``set -- WORDS`` (``"$@"``),

@@ -80,8 +80,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
-            from governance.shell.programs import git_config
+            from governance.shell.programs import git_config, git_environment
 
+            settings = git_environment(an, cmd)       # GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=...
+            if settings:
+                fields, raws = [fields[0], *settings, *fields[1:]], [raws[0], *map(
+                    str, settings), *raws[1:]]
             aliased = git_config(an, fields, seg, depth)
             if aliased is not None:
                 fields, raws = aliased, [str(f) for f in aliased]
@@ -141,7 +145,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             script.stdin_program(an, base, cmd, seg, depth)             # at now <<< CMD
         runner = _RUNNERS.get(name) if an.root is not None else None
         if runner is not None:                 # make, just, npm run ...: the files they run
-            _run_recipes(an, runner, base, fields, seg, depth)
+            _run_recipes(an, runner, base, fields, seg, depth, cmd)
         for option in () if runner is not None else spec.get("recipes", ()):  # make -f FILE
             for value, _raw in argv.values.get(option, ()):
                 text = an.stdin_text(cmd)[1] if value == "-" and cmd is not None else \
@@ -240,11 +244,12 @@ _RUNNERS = {"make": "makefile", "gmake": "makefile", "just": "justfile", "npm": 
 
 
 def _run_recipes(an: Walk, runner: str, base: str, fields: list[str | None], seg: str,
-                 depth: int) -> None:
+                 depth: int, cmd: Simple | None = None) -> None:
     if runner == "makefile":
         from governance.shell import makefile
 
-        makefile.run(an, base, fields, seg, depth)
+        kind, text = an.stdin_text(cmd) if cmd is not None else ("none", None)
+        makefile.run(an, base, fields, seg, depth, text if kind == "literal" else None)
     elif runner == "justfile":
         from governance.shell import justfile
 
