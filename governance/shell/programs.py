@@ -58,6 +58,9 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
             continue
         if key.startswith("alias."):
             aliases[key[6:]] = value
+        elif key == "core.hookspath":          # a folder: the hooks in it run (shell.gitfiles)
+            an.add("code-exec", seg, "git -c core.hooksPath runs the hooks of another folder")
+            an.vars["git-core.hookspath"] = value
         elif key.startswith(GIT_COMMAND_KEYS) and value:
             an.add("code-exec", seg, f"git -c {key} runs a command")
             an.script(value.lstrip("!"), depth + 1, seg)
@@ -66,7 +69,8 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
     sub = fields[i]
     if sub == "config":   # git config alias.pub push: later `git pub` in this command pushes
         words = [w for w in fields[i + 1:] if w is None or not w.startswith("-")]
-        if len(words) >= 2 and words[0] is not None and words[0].lower().startswith("alias."):
+        if len(words) >= 2 and words[0] is not None and (
+                words[0].lower().startswith("alias.") or words[0].lower() == "core.hookspath"):
             an.vars["git-" + words[0].lower()] = words[1]
         return None
     alias = aliases.get(str(sub).lower()) if sub is not None else None

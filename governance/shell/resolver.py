@@ -119,6 +119,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import sedscript  # sed 's/.*/CMD/e', sed '1e CMD'
 
         sedscript.run(an, base, fields, raws, cmd, seg, depth)
+    tasks = shell.get("task_files", {}).get(base)
+    if tasks is not None and an.root is not None:      # nox, tox, rake, cmake -P ...
+        from governance.shell import taskfiles
+
+        taskfiles.run(an, tasks, base, fields, seg, depth)
     matched = harmless = False
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}

@@ -111,6 +111,18 @@ class InterpreterModel(_Strict):
     with_value: list[str] = []
 
 
+class TaskFilesModel(_Strict):
+    """A task runner's files (governance.shell.taskfiles)."""
+
+    files: list[str] = []
+    options: list[str] = []          # options that name another file
+    tasks: list[str] = []            # options that name the task to run
+    positional: bool = False         # the task is named by an argument
+    options_only: bool = False       # reads a file only when an option names it (cmake -P)
+    default: str = ""                # the task run when none is named
+    fallback: str = ""               # the block a task without its own block runs (tox)
+
+
 class FinderModel(_Strict):
     exec: list[str] = []
 
@@ -140,6 +152,7 @@ class ShellModel(_Strict):
     interpreters: dict[str, InterpreterModel] = {}
     modules: dict[str, str] = {}
     finders: dict[str, FinderModel] = {}
+    task_files: dict[str, TaskFilesModel] = {}
     commands: dict[str, CommandModel] = {}
 
     @field_validator("unknown_destructive_markers", "protected_markers")
@@ -332,6 +345,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
+        "task_files": {name: t.model_dump() for name, t in model.task_files.items()},
         "commands": commands,
         "primitives": sorted(primitives),
     }
