@@ -68,7 +68,7 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         return None
     sub = fields[i]
     if sub == "config":   # git config alias.pub push: later `git pub` in this command pushes
-        words = [w for w in fields[i + 1:] if w is None or not w.startswith("-")]
+        words = _config_words(fields[i + 1:])
         if len(words) >= 2 and words[0] is not None and (
                 words[0].lower().startswith("alias.") or words[0].lower() == "core.hookspath"):
             an.vars["git-" + words[0].lower()] = words[1]
@@ -87,6 +87,24 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         an.script(f"{value[1:]} {rest}".strip(), depth + 1, seg)
         return [fields[0], "version"]            # the alias ran a shell command, not git
     return [*fields[:i], *value.split(), *fields[i + 1:]]
+
+
+_CONFIG_VALUED = ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value")
+
+
+def _config_words(args: list[str | None]) -> list[str | None]:
+    """The key and value ``git config`` is given, without its options and their values
+    (``-f FILE``) or the action word of git's newer syntax (``git config set KEY VALUE``)."""
+    words: list[str | None] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _CONFIG_VALUED:
+            skip = True
+        elif arg is None or not arg.startswith("-"):
+            words.append(arg)
+    return words[1:] if words[:1] in (["set"], ["add"]) else words
 
 
 def startup(an: Walk, value: str | None, raw: str, seg: str, depth: int) -> None:
