@@ -111,7 +111,7 @@ def startup(an: Walk, value: str | None, raw: str, seg: str, depth: int) -> None
     """``BASH_ENV=FILE bash -c :``: bash runs FILE before the command; its text is analysed when
     the command wrote it or the file can be read, and is unknown when written at run time."""
     text = an.file_text(value)
-    if value is None:
+    if value is None or (value.startswith(("/dev/", "/proc/")) and value != "/dev/null"):
         an.unknown(seg, f"bash runs a start-up file known only at run time ({raw})")
     elif text is not None:
         an.script(text, depth + 1, seg)

@@ -131,7 +131,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         argv = parse_spec(spec, fields[1:], raws[1:])
         for option in argv.text:          # git commit -m TEXT, -F - <<EOF: prose, not acts
             for value, raw in argv.values.get(option, ()):
-                an.prose.append(raw)
+                if "$(" not in raw and "`" not in raw:   # what a substitution runs is no prose
+                    an.prose.append(raw)
                 if value == "-" and cmd is not None:
                     an.prose.extend(r.body for r in cmd.redirs if r.body)
         quiet = harmless_flag(argv, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
