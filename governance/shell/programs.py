@@ -153,6 +153,34 @@ def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
     return out
 
 
+def git_config_env(an: Walk, cmd: Simple | None,
+                   fields: list[str | None]) -> list[str | None]:
+    """``V='!CMD' git --config-env=alias.x=V x``: ``--config-env`` with a variable set in this
+    command is ``-c`` with its value (one set elsewhere stays unknown)."""
+    env = dict(an.vars)
+    for name, word in cmd.assigns if cmd is not None else ():
+        env[name] = an.expand_one(word.parts)
+    out: list[str | None] = [fields[0]]
+    i = 1
+    while i < len(fields):
+        arg = fields[i]
+        setting = fields[i + 1] if arg == "--config-env" and i + 1 < len(fields) else \
+            arg[len("--config-env="):] if arg is not None and arg.startswith("--config-env=") \
+            else None
+        key, eq, variable = (setting or "").rpartition("=")
+        if eq and key and variable in env:
+            value = env[variable]
+            out += ["-c", None if value is None else f"{key}={value}"]
+            i += 2 if arg == "--config-env" else 1
+            continue
+        if arg is None or not arg.startswith("-"):
+            return [*out, *fields[i:]]
+        valued = arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path")
+        out += fields[i:i + 1 + valued]
+        i += 1 + valued
+    return out
+
+
 def _quoted_words(text: str) -> list[str | None]:
     """``'alias.p=push' 'core.pager=less'``: the words of GIT_CONFIG_PARAMETERS."""
     words: list[str | None] = []

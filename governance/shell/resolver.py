@@ -80,8 +80,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
-            from governance.shell.programs import git_config, git_environment
+            from governance.shell.programs import git_config, git_config_env, git_environment
 
+            if any(f is not None and f.startswith("--config-env") for f in fields):
+                fields = git_config_env(an, cmd, fields)
+                raws = [str(f) for f in fields]
+                globs = [False] * len(fields)
             settings = git_environment(an, cmd)       # GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=...
             if settings:
                 fields, raws = [fields[0], *settings, *fields[1:]], [raws[0], *map(

@@ -142,6 +142,8 @@ def publishing(draw: st.DrawFn) -> str:
         f"GIT_CONFIG_PARAMETERS=\"'alias.{name}={push}'\" git {name}",
         f"export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.{name} GIT_CONFIG_VALUE_0={q(push)};"
         f" git {name}",
+        f"V={q(push)} git {g}--config-env=alias.{name}=V {name}",
+        f"export V={q('!git ' + push)}; git --config-env alias.{name}=V {g}{name}",
         f"git {g}ship", f"git {g}up",
         f"git {g}subtree push --prefix dist origin gh-pages",
         f"git {g}subtree push -P dist origin gh-pages",
