@@ -121,6 +121,17 @@ def test_a_command_known_only_at_run_time_is_unknown(value: str, form: str) -> N
     assert acts & STOPPED, (command, acts)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["$OLD", "${VERSION}", "$1", "$(date +%F)"]),
+       st.sampled_from(["$NEW", "${NEXT}", "v$N", "x"]),
+       st.sampled_from(["sed \"s/{a}/{b}/g\" f", "sed -i \"s|{a}|{b}|\" setup.cfg",
+                        "sed -e \"s/{a}/{b}/\" -e 's/x/y/' f", "sed -n \"/{a}/,/{b}/p\" f",
+                        "sed -E \"s#^{a}=.*#{a}={b}#\" .env.example"]))
+def test_sed_with_variables_in_its_patterns_stays_quiet(a: str, b: str, form: str) -> None:
+    command = form.replace("{a}", a).replace("{b}", b)
+    assert not found(command) & STOPPED, command
+
+
 # --- git publishing routes ----------------------------------------------------------------------
 PUSH = st.sampled_from(["push", "push origin main", "push -u origin HEAD", "push --tags"])
 GLOBAL = st.sampled_from(["", "-C . ", "--no-pager ", "-c color.ui=never "])
