@@ -119,6 +119,9 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
             sources.append(_values(an, value, True))
         elif arg == "--pipe" or arg == "--pipepart":
             piped = True
+        elif arg in ("--dry-run", "--dryrun"):         # prints the commands, runs none
+            an.add("shell-read", seg, f"parallel {arg} only prints the commands")
+            return
         i += int(with_value.get(arg, 0))
     end = next((k for k in range(i, n) if fields[k] in separators), n)
     template = fields[i:end]

@@ -248,3 +248,11 @@ def test_a_task_runs_what_its_task_file_names(tmp_path_factory: pytest.TempPathF
     if not runner.startswith("cmake"):
         other = run.replace(task, "lint")
         assert not found(other, folder) & {primitive}, (other, body)
+
+
+@settings(max_examples=30, deadline=None)
+@given(INNER, st.sampled_from(["--dry-run", "--dryrun"]), st.sampled_from(["", "-j4 "]))
+def test_a_dry_run_of_parallel_runs_nothing(inner: tuple[str, str], option: str,
+                                            jobs: str) -> None:
+    command = f"parallel {jobs}{option} {inner[0]} ::: a b"
+    assert not found(command) & STOPPED, command
