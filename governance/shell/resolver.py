@@ -80,16 +80,14 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
-            from governance.shell.programs import git_config, git_config_env, git_environment
+            from governance.shell.programs import git_config
 
-            if any(f is not None and f.startswith("--config-env") for f in fields):
-                fields = git_config_env(an, cmd, fields)
-                raws = [str(f) for f in fields]
-                globs = [False] * len(fields)
-            settings = git_environment(an, cmd)       # GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=...
-            if settings:
-                fields, raws = [fields[0], *settings, *fields[1:]], [raws[0], *map(
-                    str, settings), *raws[1:]]
+            if any(f is not None and f.startswith("--config-env") for f in fields) or any(
+                    n.startswith("GIT_CONFIG") for n in [*an.vars, *(a for a, _ in cmd.assigns)]):
+                from governance.shell.gitenv import configured  # GIT_CONFIG_COUNT=1 ...
+
+                fields = configured(an, cmd, fields)
+                raws, globs = [str(f) for f in fields], [False] * len(fields)
             aliased = git_config(an, fields, seg, depth)
             if aliased is not None:
                 fields, raws = aliased, [str(f) for f in aliased]
