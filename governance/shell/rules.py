@@ -17,7 +17,7 @@ exactly. ``args`` items are globs where ``*`` matches any run of characters.
 
 A command may list the options of each subcommand (``options``: ``{"checkout": {"-b": 1, "-q":
 0, "--track": -1}}``: values taken, 0 for none, -1 for a value that only follows ``=`` or the
-letter). After such a subcommand, options are read as the program reads them (``shell.options``):
+letter). After such a subcommand, options are read as the program reads them (``_read_option``):
 ``-qbfeature`` is ``-q``, ``-b feature``; ``--conf merge`` is ``--conflict merge``.
 """
 
