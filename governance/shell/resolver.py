@@ -117,6 +117,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif base in AWKS:
         _awk(an, base, fields, raws, seg, depth)
         return
+    elif base == "expect":
+        from governance.shell import expectscript  # expect -c 'spawn CMD'
+
+        expectscript.run(an, fields, cmd, seg, depth)
     elif base in ("sed", "gsed") and any(f is None or "e" in f for f in fields[1:]):
         from governance.shell import sedscript  # sed 's/.*/CMD/e', sed '1e CMD'
 

@@ -85,6 +85,8 @@ def runs_its_argument(draw: st.DrawFn, inner: str) -> str:
         f"make -f /dev/stdin <<< $'all:\\n\\t{inner}'",
         f"echo {q(inner)} > env.sh; BASH_ENV=env.sh bash -c :",
         f"npm pkg set scripts.go={q(inner)} && npm run go",
+        f"expect -c {q('spawn ' + inner + '; expect eof')}",
+        f"printf '%s\\n' {q('exec ' + inner)} > s.exp; expect s.exp",
         f"cat > Makefile <<'EOF'\nall:\n\t{inner}\nEOF\nmake",
     ]
     return draw(st.sampled_from(forms))
