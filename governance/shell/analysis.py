@@ -108,6 +108,7 @@ def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
     return None
 
 
+_STARTUP = ("BASH_ENV", "ENV")
 _UNKNOWN = object()  # what a file held before this command appended to it
 _FRESH = object()    # the file was written afresh
 
@@ -126,8 +127,8 @@ class _Later:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "level", "limits",
-                 "origin", "reads", "root", "seen", "shell", "text", "vars")
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "ifs", "level",
+                 "limits", "origin", "prose", "reads", "root", "seen", "shell", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -147,6 +148,8 @@ class _Analysis:
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
+        self.prose: list[str] = []            # message text (git commit -m TEXT): mentions, not acts
+        self.doubts: list[tuple[str, str, str]] = []   # what unknown() found, for the markers
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -170,11 +173,17 @@ class _Analysis:
     def unknown(self, segment: str, why: str) -> None:
         """Something only known at run time; destructive when the command's text looks it."""
         self.add("shell-unknown", segment, why)
-        marker = destructive_marker(self.text or segment, self.shell)
-        if marker:
-            self.add("destructive", segment, f"{why}, and it mentions {marker.strip()!r}")
+        self.doubts.append((segment, why, self.origin))
 
     def finish(self, command: str) -> list[Act]:
+        text = self.text
+        for raw in self.prose:       # the text of messages is not what the command does
+            text = text.replace(raw, " ", 1)
+        for segment, why, origin in self.doubts:
+            marker = destructive_marker(text or segment, self.shell)
+            if marker:
+                self.origin = origin
+                self.add("destructive", segment, f"{why}, and it mentions {marker.strip()!r}")
         acts = self.acts
         loud = [a for a in acts if a.primitive not in QUIET]
         if loud:
@@ -214,9 +223,13 @@ class _Analysis:
                 self.commands(redir.body_subs, depth, outer)
         if cmd.words:
             risky = self.shell.get("risky_env", {})
-            for name, _ in cmd.assigns:
+            for name, word in cmd.assigns:
                 if name in risky:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
+                if name in _STARTUP:           # BASH_ENV=FILE bash -c ...: FILE runs first
+                    from governance.shell.programs import startup
+
+                    startup(self, self.expand_one(word.parts), word_text(word), seg, depth)
             fields, globs, raws = self.expand_words(cmd.words)
             resolve(self, fields, globs, raws, cmd, seg, depth)
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":

@@ -14,7 +14,7 @@ have) or a subcommand that runs hooks: ``git status`` reads nothing.
 from __future__ import annotations
 
 from governance import system
-from governance.shell.source import path_of, read, run_text, text_of
+from governance.shell.source import path_of, read, run_text, text_of, written
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -296,6 +296,12 @@ def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | Non
         if repo is None:
             return
     configured = repo.get(an, "core.hookspath")
+    if "git-core.hookspath" in an.vars:     # set earlier in this command (-c, git config)
+        given = an.vars["git-core.hookspath"]
+        if given is None:
+            an.unknown(seg, f"git {sub} runs hooks from a folder known only at run time")
+            return
+        configured = (given, "")
     if configured is not None and configured[0]:
         folder = system.join(repo.worktree, system.expanduser(configured[0]))
     else:
@@ -303,11 +309,12 @@ def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | Non
     try:
         present = set(system.listdir(folder))
     except OSError:
-        return
+        present = set()
     for name in names:
         path = system.join(folder, name)
-        if name not in present or not system.access(path, system.X_OK) or not system.isfile(path):
-            continue
+        if written(an, path) is None and (name not in present or not system.access(
+                path, system.X_OK) or not system.isfile(path)):
+            continue         # a hook this command wrote runs whatever its mode says now
         label = _label(repo, path)
         text = text_of(an, f"git {sub}", path, f"the {name} hook {label}", seg)
         if text is not None:

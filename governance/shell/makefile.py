@@ -13,7 +13,7 @@ recipe in the file is then analysed.
 from __future__ import annotations
 
 from governance import system
-from governance.shell.source import path_of, run_text, text_of
+from governance.shell.source import path_of, run_text, text_of, written
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -268,7 +268,11 @@ def _options(fields: list[str | None]) -> tuple[list[str | None], list[str | Non
     return files, dirs, goals, overrides
 
 
-def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> None:
+STDIN = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int,
+        stdin: str | None = None) -> None:
     """Analyse the recipes ``make`` runs (see the module's docstring)."""
     files, dirs, goals, overrides = _options(fields)
     folder = path_of(an, ".")
@@ -282,12 +286,15 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     makefile = Makefile()
     outer = dict(an.vars)
     include: list[str] = []
-    names = files or [n for n in NAMES if system.isfile(system.join(folder, n))][:1]
+    names = files or [n for n in NAMES if system.isfile(system.join(folder, n)) or
+                       written(an, system.join(folder, n))][:1]
     for name in names:
         if name is None:
             an.unknown(seg, f"{base} reads a Makefile named only at run time")
             return
         text = an.file_text(name) if not dirs else None
+        if name in STDIN:                   # make -f /dev/stdin <<< RULES
+            name, text = "-", stdin
         if text is None:
             if name == "-":
                 an.unknown(seg, f"{base} reads its Makefile from standard input")

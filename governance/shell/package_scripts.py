@@ -10,7 +10,7 @@ Imported by ``shell.resolver`` when a package manager runs. The file is read wit
 from __future__ import annotations
 
 from governance import system
-from governance.shell.source import find_up, path_of, run_text, text_of
+from governance.shell.source import find_up, path_of, run_text, text_of, written
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -43,9 +43,13 @@ ALIASES = {"i": "install", "in": "install", "ins": "install", "isntall": "instal
 
 
 def _scripts(an: Walk, base: str, folder: str, seg: str) -> tuple[dict[str, str], str] | None:
-    path = find_up(folder, ("package.json",))
+    """The scripts of the nearest package.json (as this command left it: written earlier, or
+    changed by ``npm pkg set scripts.NAME=...``) and its folder."""
+    here = system.join(folder, "package.json")
+    path = here if written(an, here) else find_up(folder, ("package.json",))
+    set_here = {k[len(_SET):]: v for k, v in an.vars.items() if k.startswith(_SET)}
     if path is None:
-        return None
+        return (_known(set_here), folder) if set_here else None
     text = text_of(an, base, path, "package.json", seg)
     if text is None:
         return None
@@ -57,8 +61,30 @@ def _scripts(an: Walk, base: str, folder: str, seg: str) -> tuple[dict[str, str]
         return None
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):
-        return None
-    return {str(k): v for k, v in scripts.items() if isinstance(v, str)}, system.dirname(path)
+        scripts = {}
+    found = {str(k): v for k, v in scripts.items() if isinstance(v, str)}
+    return {**found, **_known(set_here)}, system.dirname(path)
+
+
+_SET = "npm-script."      # npm pkg set scripts.NAME=CMD, remembered for a later `npm run NAME`
+
+
+def _known(scripts: dict[str, str | None]) -> dict[str, str]:
+    return {k: v if v is not None else '"$__unknown_script"' for k, v in scripts.items()}
+
+
+def remember(an: Walk, args: list[str | None]) -> None:
+    """``npm pkg set scripts.NAME=CMD`` / ``npm set-script NAME CMD``: the script a later
+    ``npm run NAME`` in this command runs."""
+    if args[:2] == ["pkg", "set"]:
+        for arg in args[2:]:
+            if arg is None:
+                an.vars[_SET + "*"] = None
+            elif arg.startswith("scripts."):
+                name, _, value = arg[8:].partition("=")
+                an.vars[_SET + name] = value
+    elif args[:1] == ["set-script"] and len(args) >= 3 and args[1] is not None:
+        an.vars[_SET + args[1]] = args[2]
 
 
 def _plan(base: str, args: list[str | None]) -> tuple[list[str], list[str | None]] | None:
@@ -120,9 +146,14 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
         else:
             args.append(arg)
         i += 1
+    if args[:1] in (["pkg"], ["set-script"]):
+        remember(an, args)
+        return
     plan = _plan(base, args)
     if plan is None:
         return
+    if _SET + "*" in an.vars:
+        an.unknown(seg, f"{base} runs a package script set to a value known only at run time")
     names, rest = plan
     found = _scripts(an, base, folder, seg)
     if found is None:

@@ -1,5 +1,6 @@
 """What particular programs do with their arguments, beyond options and subcommands: git's
-configuration given on its command line, the names shell builtins define (``declare``, ``set --``,
+configuration given on its command line (and ``git config`` keys later commands use), the
+start-up file ``BASH_ENV`` names, the names shell builtins define (``declare``, ``set --``,
 ``printf -v``, ``read``), makefile and justfile recipes, command lines inside other programs'
 arguments, and the modules an interpreter is told to load first.
 
@@ -58,6 +59,9 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
             continue
         if key.startswith("alias."):
             aliases[key[6:]] = value
+        elif key == "core.hookspath":          # a folder: the hooks in it run (shell.gitfiles)
+            an.add("code-exec", seg, "git -c core.hooksPath runs the hooks of another folder")
+            an.vars["git-core.hookspath"] = value
         elif key.startswith(GIT_COMMAND_KEYS) and value:
             an.add("code-exec", seg, f"git -c {key} runs a command")
             an.script(value.lstrip("!"), depth + 1, seg)
@@ -65,8 +69,9 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         return None
     sub = fields[i]
     if sub == "config":   # git config alias.pub push: later `git pub` in this command pushes
-        words = [w for w in fields[i + 1:] if w is None or not w.startswith("-")]
-        if len(words) >= 2 and words[0] is not None and words[0].lower().startswith("alias."):
+        words = _config_words(fields[i + 1:])
+        if len(words) >= 2 and words[0] is not None and (
+                words[0].lower().startswith("alias.") or words[0].lower() == "core.hookspath"):
             an.vars["git-" + words[0].lower()] = words[1]
         return None
     alias = aliases.get(str(sub).lower()) if sub is not None else None
@@ -83,6 +88,40 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         an.script(f"{value[1:]} {rest}".strip(), depth + 1, seg)
         return [fields[0], "version"]            # the alias ran a shell command, not git
     return [*fields[:i], *value.split(), *fields[i + 1:]]
+
+
+_CONFIG_VALUED = ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value")
+
+
+def _config_words(args: list[str | None]) -> list[str | None]:
+    """The key and value ``git config`` is given, without its options and their values
+    (``-f FILE``) or the action word of git's newer syntax (``git config set KEY VALUE``)."""
+    words: list[str | None] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _CONFIG_VALUED:
+            skip = True
+        elif arg is None or not arg.startswith("-"):
+            words.append(arg)
+    return words[1:] if words[:1] in (["set"], ["add"]) else words
+
+
+def startup(an: Walk, value: str | None, raw: str, seg: str, depth: int) -> None:
+    """``BASH_ENV=FILE bash -c :``: bash runs FILE before the command; its text is analysed when
+    the command wrote it or the file can be read, and is unknown when written at run time."""
+    text = an.file_text(value)
+    if value is None or (value.startswith(("/dev/", "/proc/")) and value != "/dev/null"):
+        an.unknown(seg, f"bash runs a start-up file known only at run time ({raw})")
+    elif text is not None:
+        an.script(text, depth + 1, seg)
+    elif an.wrote(value):
+        an.unknown(seg, f"bash runs {raw}, written earlier in this command")
+    elif an.root is not None:
+        from governance.shell.source import run_file
+
+        run_file(an, "bash", value, raw, seg, depth)
 
 
 def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | None) -> None:

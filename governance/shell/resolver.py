@@ -9,7 +9,7 @@ recurses into the strings that nested shells and evaluators run (``bash -c``, ``
 from __future__ import annotations
 
 from governance.shell.rules import harmless as harmless_flag
-from governance.shell.rules import lookup_name, match_command, name_forms, parse_argv
+from governance.shell.rules import lookup_name, match_command, name_forms, parse_spec
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -45,7 +45,8 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         if name is not None:
             from governance.shell import wrapper
 
-            start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth)
+            start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth,
+                                   cmd)
             if start is None:
                 return
             if start > 0:
@@ -81,6 +82,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         if base == "git":
             from governance.shell.programs import git_config
 
+            if any(f is not None and f.startswith("--config-env") for f in fields) or any(
+                    n.startswith("GIT_CONFIG") for n in [*an.vars, *(a for a, _ in cmd.assigns)]):
+                from governance.shell.gitenv import configured  # GIT_CONFIG_COUNT=1 ...
+
+                fields = configured(an, cmd, fields)
+                raws, globs = [str(f) for f in fields], [False] * len(fields)
             aliased = git_config(an, fields, seg, depth)
             if aliased is not None:
                 fields, raws = aliased, [str(f) for f in aliased]
@@ -110,11 +117,30 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif base in AWKS:
         _awk(an, base, fields, raws, seg, depth)
         return
+    elif base == "expect":
+        from governance.shell import expectscript  # expect -c 'spawn CMD'
+
+        expectscript.run(an, fields, cmd, seg, depth)
+    elif base in ("sed", "gsed") and any(f is None or "e" in f for f in fields[1:]):
+        from governance.shell import sedscript  # sed 's/.*/CMD/e', sed '1e CMD'
+
+        sedscript.run(an, base, fields, raws, cmd, seg, depth)
+    tasks = shell.get("task_files", {}).get(base)
+    if tasks is not None and an.root is not None:      # nox, tox, rake, cmake -P ...
+        from governance.shell import taskfiles
+
+        taskfiles.run(an, tasks, base, fields, seg, depth)
     matched = harmless = False
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
     if name is not None:
-        argv = parse_argv(fields[1:], raws[1:], spec["with_value"])
+        argv = parse_spec(spec, fields[1:], raws[1:])
+        for option in argv.text:          # git commit -m TEXT, -F - <<EOF: prose, not acts
+            for value, raw in argv.values.get(option, ()):
+                if "$(" not in raw and "`" not in raw:   # what a substitution runs is no prose
+                    an.prose.append(raw)
+                if value == "-" and cmd is not None:
+                    an.prose.extend(r.body for r in cmd.redirs if r.body)
         quiet = harmless_flag(argv, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
         if quiet is not None:
             an.add("shell-read", seg, f"{base} {quiet} only prints")
@@ -131,7 +157,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             script.stdin_program(an, base, cmd, seg, depth)             # at now <<< CMD
         runner = _RUNNERS.get(name) if an.root is not None else None
         if runner is not None:                 # make, just, npm run ...: the files they run
-            _run_recipes(an, runner, base, fields, seg, depth)
+            _run_recipes(an, runner, base, fields, seg, depth, cmd)
         for option in () if runner is not None else spec.get("recipes", ()):  # make -f FILE
             for value, _raw in argv.values.get(option, ()):
                 text = an.stdin_text(cmd)[1] if value == "-" and cmd is not None else \
@@ -230,11 +256,12 @@ _RUNNERS = {"make": "makefile", "gmake": "makefile", "just": "justfile", "npm": 
 
 
 def _run_recipes(an: Walk, runner: str, base: str, fields: list[str | None], seg: str,
-                 depth: int) -> None:
+                 depth: int, cmd: Simple | None = None) -> None:
     if runner == "makefile":
         from governance.shell import makefile
 
-        makefile.run(an, base, fields, seg, depth)
+        kind, text = an.stdin_text(cmd) if cmd is not None else ("none", None)
+        makefile.run(an, base, fields, seg, depth, text if kind == "literal" else None)
     elif runner == "justfile":
         from governance.shell import justfile
 

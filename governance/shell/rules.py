@@ -14,6 +14,11 @@ at run time. ``--`` counts as a flag. A short flag ``-r`` also matches inside a
 bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the abbreviations GNU
 parsers accept (``--forc``, at least three letters); a single-dash long flag (``-delete``) matches
 exactly. ``args`` items are globs where ``*`` matches any run of characters.
+
+A command may list the options of each subcommand (``options``: ``{"checkout": {"-b": 1, "-q":
+0, "--track": -1}}``: values taken, 0 for none, -1 for a value that only follows ``=`` or the
+letter). After such a subcommand, options are read as the program reads them (``_read_option``):
+``-qbfeature`` is ``-q``, ``-b feature``; ``--conf merge`` is ``--conflict merge``.
 """
 
 from __future__ import annotations
@@ -25,21 +30,32 @@ if TYPE_CHECKING:
 
 
 class Argv:
-    """Options and positional arguments of one command (after its name)."""
+    """Options and positional arguments of one command (after its name). ``text``: the options
+    whose values are prose (a commit message), which no pattern reads."""
 
-    __slots__ = ("flags", "positionals", "values")
+    __slots__ = ("flags", "positionals", "text", "values")
 
     def __init__(self) -> None:
         self.flags: list[str] = []
         self.positionals: list[tuple[str | None, str]] = []
         self.values: dict[str, list[tuple[str | None, str]]] = {}
+        self.text: list[str] = []
 
 
-def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, Any]) -> Argv:
+def parse_spec(spec: dict[str, Any], fields: list[str | None], raws: list[str]) -> Argv:
+    """``parse_argv`` with everything a command's compiled spec says about its options."""
+    argv = parse_argv(fields, raws, spec["with_value"], spec.get("options"))
+    argv.text = spec.get("messages", [])
+    return argv
+
+
+def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, Any],
+               tables: dict[str, dict[str, int]] | None = None) -> Argv:
     argv = Argv()
     i = 0
     n = len(fields)
     options_done = False
+    table: dict[str, int] | None = None
     while i < n:
         arg = fields[i]
         raw = raws[i] if i < len(raws) else ""
@@ -47,10 +63,15 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
         if arg is None or options_done or arg == "-" or not arg.startswith("-") or \
                 (arg[1:2].isdigit() and arg[1:].isdigit()):
             argv.positionals.append((arg, raw))
+            if tables and len(argv.positionals) == 1 and arg in tables:
+                table = tables[arg]      # `git checkout ...`: the subcommand's own options
             continue
         if arg == "--":
             options_done = True
             argv.flags.append("--")  # patterns may ask for it: `git checkout -- PATH`
+            continue
+        if table is not None:
+            i = _read_option(argv, table, arg, raw, fields, raws, i)
             continue
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         argv.flags.append(name)
@@ -75,6 +96,42 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
                         i += 1
                     break
     return argv
+
+
+def _read_option(argv: Argv, table: dict[str, int], arg: str, raw: str, fields: list[str | None],
+                 raws: list[str], i: int) -> int:
+    """One option word read against an option table, as git's parse-options reads it; returns
+    the index of the next word."""
+    def take(option: str, attached: str | None) -> int:
+        count = table.get(option, 0)
+        if attached is not None and count:
+            argv.values.setdefault(option, []).append((attached, raw))
+        elif count > 0 and i < len(fields):
+            argv.values.setdefault(option, []).append((fields[i], raws[i] if i < len(raws)
+                                                       else ""))
+            return i + count
+        return i
+
+    if arg.startswith("--"):
+        name, eq, attached = arg.partition("=")
+        name = long_option(name, table)
+        argv.flags.append(name)
+        return take(name, attached if eq else None)
+    for k in range(1, len(arg)):                  # -qbfeature: -q, then -b with "feature"
+        option = "-" + arg[k]
+        argv.flags.append(option)
+        if table.get(option, 0):
+            return take(option, arg[k + 1:] or None)
+    return i
+
+
+def long_option(name: str, table: dict[str, int]) -> str:
+    """The option a long name means: itself, or the one option it abbreviates (``--conf`` for
+    ``--conflict``); an ambiguous or unknown name is kept as given."""
+    if name in table or len(name) < 3:
+        return name
+    found = [option for option in table if option.startswith(name) and option[:2] == "--"]
+    return found[0] if len(found) == 1 else name
 
 
 def glob_match(pattern: str, text: str) -> bool:
@@ -144,8 +201,9 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
 
 def _mentions(argv: Argv, needles: list[str]) -> bool:
     values = [v for v, _ in argv.positionals if v]
-    for items in argv.values.values():
-        values.extend(v for v, _ in items if v)
+    for option, items in argv.values.items():
+        if option not in argv.text:          # a commit message mentions; it does not act
+            values.extend(v for v, _ in items if v)
     for value in values:
         lowered = value.lower()
         if any(n in lowered for n in needles):
@@ -201,7 +259,7 @@ def match_command(spec: dict[str, Any], fields: list[str | None], raws: list[str
                   ) -> list[tuple[dict[str, Any], list[tuple[str | None, str]]]]:
     """Every rule of one command's spec that matches, with its file targets; nothing when an
     option makes the command only print (``harmless_flags`` and the spec's ``harmless``)."""
-    argv = argv or parse_argv(fields, raws, spec["with_value"])
+    argv = argv or parse_spec(spec, fields, raws)
     if harmless(argv, [*(harmless_flags or ()), *spec.get("harmless", ())]):
         return []
     out = []

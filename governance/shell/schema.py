@@ -78,6 +78,11 @@ class CommandModel(_Strict):
     recipes: list[str] = []
     harmless: list[str] = []
     command_options: dict[str, str] = {}
+    # each subcommand's options as the program reads them: "-b=" takes a value, "--track=opt" one
+    # given only after "=" (or the letter), "-q" none (governance.shell.rules, _read_option)
+    options: dict[str, list[str]] = {}
+    # options whose values are prose (a commit message): data, never read by a pattern
+    messages: list[str] = []
     patterns: list[PatternModel] = []
 
 
@@ -96,12 +101,26 @@ class WrapperModel(_Strict):
     string: bool = False
     appends: bool = False
     default: str | None = None
+    # runs a command built from its input (governance.shell.fanout)
+    fanout: Literal["", "xargs", "parallel"] = ""
 
 
 class InterpreterModel(_Strict):
     inline: list[str] = []
     module: list[str] = []
     with_value: list[str] = []
+
+
+class TaskFilesModel(_Strict):
+    """A task runner's files (governance.shell.taskfiles)."""
+
+    files: list[str] = []
+    options: list[str] = []          # options that name another file
+    tasks: list[str] = []            # options that name the task to run
+    positional: bool = False         # the task is named by an argument
+    options_only: bool = False       # reads a file only when an option names it (cmake -P)
+    default: str = ""                # the task run when none is named
+    fallback: str = ""               # the block a task without its own block runs (tox)
 
 
 class FinderModel(_Strict):
@@ -133,6 +152,7 @@ class ShellModel(_Strict):
     interpreters: dict[str, InterpreterModel] = {}
     modules: dict[str, str] = {}
     finders: dict[str, FinderModel] = {}
+    task_files: dict[str, TaskFilesModel] = {}
     commands: dict[str, CommandModel] = {}
 
     @field_validator("unknown_destructive_markers", "protected_markers")
@@ -153,6 +173,13 @@ def _lean(rule: dict[str, Any]) -> dict[str, Any]:
     bytes); ``shell.rules`` reads every key with ``.get``."""
     keep = ("primitive", "reason", "sub")
     return {k: v for k, v in rule.items() if k in keep or v not in (None, "", False, 0, [], ())}
+
+
+def _options(items: list[str]) -> dict[str, int]:
+    """An option table: ``-b=`` -> 1 (takes a value), ``--track=opt`` -> -1 (only an attached
+    one), ``-q`` -> 0."""
+    return {item.split("=", 1)[0]: 1 if item.endswith("=") else -1 if item.endswith("=opt")
+            else 0 for item in items}
 
 
 def _flags(items: list[str]) -> dict[str, int]:
@@ -271,6 +298,11 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
                           "replace": command.replace}
+        if command.options:
+            commands[name]["options"] = {sub: _options(items)
+                                         for sub, items in command.options.items()}
+        if command.messages:
+            commands[name]["messages"] = list(command.messages)
         if requests:
             commands[name]["requests"] = requests
     wrappers: dict[str, Any] = {}
@@ -284,6 +316,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
         }
+        if wrapper.fanout:
+            entry["fanout"] = wrapper.fanout
         wrappers[name] = entry
         if wrapper.primitive:
             primitives.add(wrapper.primitive)
@@ -311,6 +345,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
+        "task_files": {name: t.model_dump() for name, t in model.task_files.items()},
         "commands": commands,
         "primitives": sorted(primitives),
     }

@@ -28,6 +28,10 @@ def string(an: Walk, text: str | None, raw: str, base: str, seg: str, depth: int
 
 def shell(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: Simple,
            seg: str, depth: int) -> None:
+    if "BASH_ENV" in an.vars and all(name != "BASH_ENV" for name, _ in cmd.assigns):
+        from governance.shell.programs import startup  # export BASH_ENV=FILE; bash -c :
+
+        startup(an, an.vars["BASH_ENV"], "$BASH_ENV", seg, depth)
     i = 1
     n = len(fields)
     inline = stdin = False

@@ -74,12 +74,28 @@ def read(an: Walk, path: str) -> tuple[str, str]:
     return "text", data.decode("utf-8", "replace")
 
 
+def written(an: Walk, path: str) -> str | None:
+    """The name under which this command wrote ``path`` earlier, if it did."""
+    root = an.root
+    names = [path]
+    if root is not None and path.startswith(root.rstrip("/") + "/"):
+        names.append(path[len(root.rstrip("/")) + 1:])
+    return next((name for name in names if an.wrote(name)), None)
+
+
 def text_of(an: Walk, base: str, path: str, raw: str, seg: str) -> str | None:
     """The text of a file the command runs; None (and, when it cannot be read, ``shell-unknown``)
     otherwise. A missing file adds nothing."""
     if an.level >= MAX_LEVEL:
         an.unknown(seg, f"{base} runs {raw}, nested in files too deep to read")
         return None
+    name = written(an, path)
+    if name is not None:          # the command wrote it before running it: that text, if known
+        text = an.file_text(name)
+        if text is None:
+            an.unknown(seg, f"{base} runs {raw}, written earlier in this command with text "
+                            "known only at run time")
+        return text
     kind, text = read(an, path)
     if kind == "text":
         return text

@@ -21,6 +21,7 @@ class Walk(Protocol):
     origin: str              # the file being analysed, named in each act's reason
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
+    prose: list[str]         # message text the command was given (git commit -m TEXT)
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

@@ -19,8 +19,17 @@ if TYPE_CHECKING:
 
 
 def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
-            raws: list[str], seg: str, depth: int) -> int | None:
+            raws: list[str], seg: str, depth: int, cmd: Simple | None = None) -> int | None:
     """Index of the wrapped command in ``fields``; None when handled here; -1: not a wrapper."""
+    fanout = spec.get("fanout")
+    if fanout:                           # xargs, parallel: the command built from their input
+        from governance.shell import fanout as runs
+
+        if fanout == "xargs":
+            runs.xargs(an, spec, fields, raws, cmd, seg, depth)
+        else:
+            runs.parallel(an, spec, fields, cmd, seg, depth)
+        return None
     i = 1
     n = len(fields)
     after = spec.get("after")
@@ -60,6 +69,10 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                                   "-" + arg[-1] in string_opts):   # bundled: script -qc CMD
             text = fields[i + 1] if i + 1 < n else ""
             string(an, text, raws[i + 1] if i + 1 < n else "", base, seg, depth)
+            return None
+        attached = _attached(arg, string_opts)    # env --split-string=CMD, env -SCMD
+        if attached is not None:
+            string(an, attached, raws[i], base, seg, depth)
             return None
         if arg.startswith("-") and len(arg) > 1 and not spec.get("no_options"):
             if arg in query or arg in an.shell.get("harmless_flags", ()):
@@ -114,6 +127,20 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         fields.append(None)                   # xargs adds arguments read at run time
         raws.append("(arguments read from standard input)")
     return i
+
+
+def _attached(arg: str, options: dict[str, Any]) -> str | None:
+    """The value given with a string option in the same word: ``--split-string=CMD``, ``-SCMD``
+    (after other letters too: ``-iSCMD``)."""
+    if arg.startswith("--"):
+        name, eq, value = arg.partition("=")
+        return value if eq and name in options else None
+    if not arg.startswith("-"):
+        return None
+    for k in range(1, len(arg) - 1):
+        if "-" + arg[k] in options:
+            return arg[k + 1:]
+    return None
 
 
 def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
