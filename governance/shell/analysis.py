@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 QUIET = ("shell-read",)
 _GLOB_CHARS = "*?["
+_LOOKUPS = frozenset(("command", "which", "type", "whence", "where", "hash", "readlink",
+                      "realpath"))
 _MAX_SEGMENT = 500
 
 
@@ -44,6 +46,10 @@ def analyse_command(command: str, shell: dict[str, Any], *,
         analysis.root = system.abspath(cwd) if cwd else None
         analysis.text = command
         analysis.script(command, 0, None)
+        if analysis.names is not None:      # functions defined and never called
+            from governance.shell.names import settle
+
+            settle(analysis)
         return analysis.finish(command)
     except ParseError as exc:
         return _unknown(command, shell, f"the command cannot be parsed ({exc})")
@@ -127,7 +133,7 @@ class _Later:
 
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "level", "limits",
-                 "origin", "reads", "root", "seen", "shell", "text", "vars")
+                 "names", "origin", "reads", "root", "seen", "shell", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -147,6 +153,7 @@ class _Analysis:
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
+        self.names: Any = None                # functions, aliases, copies ... (``shell.names``)
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -201,6 +208,11 @@ class _Analysis:
 
     def command(self, cmd: Simple, depth: int, outer: str | None) -> None:
         seg = outer if outer is not None else cmd.segment
+        if cmd.function is not None:             # f() { ...; }: read when f is called
+            from governance.shell.names import define
+
+            define(self, cmd, depth)
+            return
         for _, value in cmd.assigns:
             self.nested(value.parts, depth, outer)
         for word in cmd.words:
@@ -233,6 +245,10 @@ class _Analysis:
                 else:
                     self.vars[name] = self.expand_one(parts)
                 self.ifs = self.ifs or name == "IFS"
+                if name == "PATH" and value.text is not None:    # PATH=bin:$PATH
+                    from governance.shell.names import add_path
+
+                    add_path(self, str(value.text[value.start:value.end]))
             if cmd.assigns or cmd.inert:
                 self.add("shell-read", seg, "sets variables or tests values")
         self.redirections(cmd, seg)
@@ -378,7 +394,7 @@ class _Analysis:
         if any(f is None for f in fields):
             return None
         words: list[str] = [f for f in fields if f is not None]
-        if words[0] == "echo":
+        if words[0] == "echo" and not any("\\" in w for w in words):
             args = words[1:]
             while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
                 args = args[1:]
@@ -386,6 +402,17 @@ class _Analysis:
         if words[0] == "printf" and len(words) >= 2 and "%" not in words[1] and \
                 "\\" not in words[1]:
             return words[1]
+        if words[0] in ("echo", "printf"):      # escapes and formats, as bash decodes them
+            from governance.shell import escapes
+
+            text = escapes.echo(words[1:]) if words[0] == "echo" else \
+                escapes.printf(words[1], words[2:]) if len(words) > 1 and words[1] != "-v" \
+                else None
+            return None if text is None else text.rstrip("\n")
+        if words[0] in _LOOKUPS:                # $(command -v git), $(which curl)
+            from governance.shell.names import lookup
+
+            return lookup(self, words)
         return None
 
     def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
@@ -406,6 +433,12 @@ class _Analysis:
                         glob = True
                     if current is not None:
                         current.append(value)
+                    continue
+                if quoted and kind == "var" and value == "@" and self.names is not None and \
+                        self.names.args is not None:      # "$@" in a function: a word each
+                    from governance.shell.names import spread
+
+                    current, pending_split = spread(self.names.args, current, pending_split)
                     continue
                 known = self.part_value(kind, value, subs)
                 if known is None or (self.ifs and not quoted and kind != "proc"):
@@ -428,9 +461,12 @@ class _Analysis:
                 if current is not None:
                     current.append(known)
             for piece in pending_split:
-                fields.append(None if piece == "\x00" else piece)
-                globs.append(glob)
-                raws.append(raw)
+                if piece != "\x01":                 # "\x01": "$@" of no arguments
+                    fields.append(None if piece == "\x00" else piece)
+                    globs.append(glob)
+                    raws.append(raw)
+            if current == [] and pending_split[-1:] == ["\x01"]:
+                continue
             fields.append(None if current is None else "".join(current))
             globs.append(glob)
             raws.append(raw)

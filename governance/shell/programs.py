@@ -98,9 +98,9 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
                 an.vars[var] = None if ref else value
                 an.ifs = an.ifs or var == "IFS"
     elif base == "set" and "--" in args:
-        rest = args[args.index("--") + 1:]
-        an.vars["@"] = None if any(a is None for a in rest) else " ".join(str(a) for a in rest)
-        an.vars["*"] = an.vars["@"]
+        from governance.shell.names import positional
+
+        positional(an, args[args.index("--") + 1:])
     elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
         form, values = args[2], args[3:]
         known = form is not None and all(v is not None for v in values)

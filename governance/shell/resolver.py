@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from governance.shell.walk import Walk
 
 _MAX_HOPS = 32
+# programs that name other programs (``shell.names``): cp, ln, install, hash, alias ...
+NAMING = frozenset(("cp", "ln", "install", "ginstall", "mv", "link", "dd", "rsync", "hash",
+                    "alias", "unalias", "unset", "shift", "export", "declare", "typeset",
+                    "readonly", "env"))
 _DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 
 
@@ -40,6 +44,16 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             an.unknown(seg, f"the command name {raws[0]} is a pattern expanded at run time")
             return
         base = first.rsplit("/", 1)[-1]
+        if an.names is not None or base in NAMING or (_hop == 0 and cmd.assigns):
+            from governance.shell.names import step  # functions, aliases, copies, PATH
+
+            named = step(an, fields, raws, cmd, seg, depth, _hop == 0)
+            if named is None:
+                return
+            if named is not fields:
+                fields, globs = named, [False] * len(named)
+                first = str(fields[0])
+                base = first.rsplit("/", 1)[-1]
         forms = name_forms(first)
         name = lookup_name(forms, shell.get("wrappers", {}))
         if name is not None:

@@ -21,6 +21,9 @@ class Walk(Protocol):
     origin: str              # the file being analysed, named in each act's reason
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
+    names: Any               # what names refer to (``shell.names``), None until one is defined
+
+    def command(self, cmd: Any, depth: int, outer: str | None) -> None: ...
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

@@ -58,6 +58,8 @@ def _our_names(command: str) -> list[str] | None:
                         walk(part[3])
             for redir in cmd.redirs:
                 walk(redir.body_subs)
+            if cmd.function:
+                walk(cmd.function[1])
 
     try:
         walk(parse(command))
