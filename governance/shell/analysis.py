@@ -46,10 +46,6 @@ def analyse_command(command: str, shell: dict[str, Any], *,
         analysis.root = system.abspath(cwd) if cwd else None
         analysis.text = command
         analysis.script(command, 0, None)
-        if analysis.names is not None:      # functions defined and never called
-            from governance.shell.names import settle
-
-            settle(analysis)
         return analysis.finish(command)
     except ParseError as exc:
         return _unknown(command, shell, f"the command cannot be parsed ({exc})")
@@ -195,7 +191,12 @@ class _Analysis:
         if depth > self.limits.get("max_depth", 6):
             raise LimitError("nested shells too deep")
         cmds = parse(text, self.limits.get("max_nesting", 48), 0, self.budget)
+        defined = len(self.names.defined) if self.names is not None else 0
         self.commands(cmds, depth, outer)
+        if self.names is not None and len(self.names.defined) > defined:
+            from governance.shell.names import settle  # functions this text defined, not called
+
+            settle(self, defined)
 
     def commands(self, cmds: list[Simple], depth: int, outer: str | None) -> None:
         for cmd in cmds:
@@ -406,8 +407,7 @@ class _Analysis:
             from governance.shell import escapes
 
             text = escapes.echo(words[1:]) if words[0] == "echo" else \
-                escapes.printf(words[1], words[2:]) if len(words) > 1 and words[1] != "-v" \
-                else None
+                escapes.printf_command(words[1:])
             return None if text is None else text.rstrip("\n")
         if words[0] in _LOOKUPS:                # $(command -v git), $(which curl)
             from governance.shell.names import lookup
@@ -434,11 +434,12 @@ class _Analysis:
                     if current is not None:
                         current.append(value)
                     continue
-                if quoted and kind == "var" and value == "@" and self.names is not None and \
+                if quoted and kind == "var" and value[:1] == "@" and self.names is not None and \
                         self.names.args is not None:      # "$@" in a function: a word each
                     from governance.shell.names import spread
 
-                    current, pending_split = spread(self.names.args, current, pending_split)
+                    current, pending_split = spread(self.names.args, current, pending_split,
+                                                    value)
                     continue
                 known = self.part_value(kind, value, subs)
                 if known is None or (self.ifs and not quoted and kind != "proc"):

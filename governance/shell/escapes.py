@@ -84,6 +84,16 @@ def echo(args: list[str]) -> str:
     return text + "\n" if newline else text
 
 
+def printf_command(argv: list[str]) -> str | None:
+    """What the command ``printf ARGV`` writes (``--`` ends its options; ``-v VAR`` writes
+    nothing)."""
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv or argv[0].startswith("-"):
+        return None
+    return printf(argv[0], argv[1:])
+
+
 def printf(form: str, args: list[str]) -> str | None:
     """What ``printf FORM ARGS`` writes; None when it depends on more than its text (``%q``,
     floating point, times) or the format is malformed."""
@@ -121,12 +131,19 @@ def printf(form: str, args: list[str]) -> str | None:
             if k < len(args):
                 k += 1
                 used = True
-            value = _convert(conv, arg, precision)
+            value = _convert(conv, arg, precision, flags)
             if value is None:
                 return None
             if value[1]:                       # %b met \c: the output ends here
                 out.append(_pad(value[0], width, flags))
                 return "".join(out)
+            zeros = "0" in flags and "-" not in flags and conv in "diouxX" and precision is None
+            if zeros and width is not None and len(value[0]) < width:
+                text = value[0]
+                head = len(text) - len(text.lstrip("+- ")) + (2 if text.lstrip("+- ")[:2].lower()
+                                                               == "0x" else 0)
+                out.append(text[:head] + "0" * (width - len(text)) + text[head:])
+                continue
             out.append(_pad(value[0], width, flags))
         if not used or k >= len(args):
             return "".join(out)
@@ -168,7 +185,8 @@ def _integer(arg: str | None) -> int | None:
         return None
 
 
-def _convert(conv: str, arg: str | None, precision: int | None) -> tuple[str, bool] | None:
+def _convert(conv: str, arg: str | None, precision: int | None,
+             flags: str) -> tuple[str, bool] | None:
     if conv == "s":
         text = arg or ""
         return (text if precision is None else text[:precision]), False
@@ -181,8 +199,18 @@ def _convert(conv: str, arg: str | None, precision: int | None) -> tuple[str, bo
         value = _integer(arg)
         if value is None:
             return None
+        sign = "-" if value < 0 and conv in "di" else "+" if "+" in flags and conv in "di" else \
+            " " if " " in flags and conv in "di" else ""
         if conv in "di":
-            return str(value), False
-        value &= 0xFFFFFFFFFFFFFFFF
-        return (format(value, {"o": "o", "u": "d", "x": "x", "X": "X"}[conv])), False
+            value = abs(value)
+        else:
+            value &= 0xFFFFFFFFFFFFFFFF
+        digits = format(value, {"d": "d", "i": "d", "o": "o", "u": "d", "x": "x", "X": "X"}[conv])
+        if precision is not None:
+            digits = digits.rjust(precision, "0")
+        if "#" in flags and value and conv in "xX":
+            sign += "0" + conv
+        elif "#" in flags and conv == "o" and not digits.startswith("0"):
+            digits = "0" + digits
+        return sign + digits, False
     return None

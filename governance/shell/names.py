@@ -73,13 +73,18 @@ def define(an: Walk, cmd: Simple, depth: int) -> None:
     an.add("shell-read", cmd.segment, f"defines the function {name}")
 
 
-def settle(an: Walk) -> None:
-    """Functions defined and never called are still read, with arguments known only at run time
-    (they may be called in a way the analysis does not follow)."""
+def settle(an: Walk, since: int = 0) -> None:
+    """Functions defined (from the ``since``-th definition on) and never called are still read,
+    with arguments known only at run time: they may be called in a way the analysis does not
+    follow. Done at the end of the text that defined them."""
     names: Names = an.names
-    for body, depth in names.defined:
+    k = since
+    while k < len(names.defined):             # a body read here may define more functions
+        body, depth = names.defined[k]
+        k += 1
         if id(body) not in names.called:
             names.called.add(id(body))
+            _spend(an, body)
             saved = _positional(an, None)
             try:
                 for cmd in body:
@@ -124,11 +129,16 @@ def all_args(an: Walk) -> list[str | None] | None:
     return names.args if names is not None else None
 
 
-def spread(args: list[str | None], current: list[str] | None,
-           pending: list[str]) -> tuple[list[str] | None, list[str]]:
+def spread(args: list[str | None], current: list[str] | None, pending: list[str],
+           param: str = "@") -> tuple[list[str] | None, list[str]]:
     """``"$@"`` inside a word: the first argument joins what came before, the last what comes
     after, each one a word of its own ("\\x00": a word known only at run time; "\\x01": no
-    arguments at all)."""
+    arguments at all). ``param`` ``@:N[:M]`` is a slice (``$0`` counts as unknown)."""
+    if param != "@":
+        bounds = [int(b) for b in param[2:].split(":")]
+        every: list[str | None] = [None, *args]
+        start = bounds[0]
+        args = every[start:start + bounds[1]] if len(bounds) > 1 else every[start:]
     if not args:
         if current == []:
             pending.append("\x01")
@@ -242,6 +252,15 @@ def _also_original(an: Walk, name: str) -> bool:
     return name in BUILTINS or known_name(an.shell, name)
 
 
+def _spend(an: Walk, body: list[Simple]) -> None:
+    """Calls that call functions that call functions ... read at most ``limits.max_words``."""
+    an.budget[0] -= len(body) + 1
+    if an.budget[0] < 0:
+        from governance.shell.words import LimitError
+
+        raise LimitError("too many function calls to read")
+
+
 def _alias(an: Walk, names: Names, name: str, fields: list[str | None], seg: str, depth: int,
            first_hop: bool) -> list[str | None] | None:
     value = names.aliases[name]
@@ -266,12 +285,15 @@ def _call(an: Walk, names: Names, name: str, fields: list[str | None], cmd: Simp
         return None
     body = names.functions[name]
     names.called.add(id(body))
+    _spend(an, body)
     args = list(fields[1:])
     runs: list[list[str | None] | None] = [args]
     names.stack.append(name)
     try:
         k = 0
         while k < len(runs):
+            if k:
+                _spend(an, body)
             saved = _positional(an, runs[k])
             shifted, names.shifted = names.shifted, False
             try:
@@ -296,6 +318,9 @@ def add_path(an: Walk, raw: str) -> None:
         text = text.split("=", 1)[1]
     names = table(an)
     for piece in text.split(":"):
+        for here in ("$PWD", "${PWD}", "$(pwd)", "`pwd`"):     # "$PWD/bin": a folder here
+            if piece == here or piece.startswith(here + "/"):
+                piece = "." + piece[len(here):]
         if "$" in piece or "`" in piece:
             continue
         folder = key(an, piece or ".")

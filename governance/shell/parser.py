@@ -209,8 +209,12 @@ class Parser(WordLexer):
                         self.i = j + 1
                         self._define(cmd, cmd.words[0])
                         break
-                if cmd.words and self._keyword(cmd.words[0]) is None and s[i - 1] == "=" and \
-                        s[cmd.words[0].start:cmd.words[0].end] in _DECLARERS:
+                heads = [s[w.start:w.end] for w in cmd.words]
+                if (not heads and not cmd.assigns and not cmd.redirs) or (heads and all(
+                        h in ("time", "-p") for h in heads)):
+                    cmd.words = []                 # if (( ... )), time ( ... ): the list reads it
+                    break
+                if heads and s[i - 1] == "=" and any(h in _DECLARERS for h in heads):
                     self.i = i + 1                 # declare -A m=([k]=v): an array value
                     self._array_items(cmd.inert)
                     cmd.end = self.i
@@ -262,7 +266,8 @@ class Parser(WordLexer):
         parts = word.parts
         if len(parts) == 1 and parts[0][0] == "lit" and not parts[0][2]:
             value: str = parts[0][1]
-            if value in _OPEN_KEYWORDS or value in ("for", "select", "case", "function", "[["):
+            if value in _OPEN_KEYWORDS or value in ("for", "select", "case", "function", "[[",
+                                                    "time"):
                 return value
         return None
 
@@ -288,6 +293,13 @@ class Parser(WordLexer):
                     loop.inert.append(self.word())
                 loop.end = self.i
                 out.append(loop)
+            return True
+        if key == "time":                      # time [-p] PIPELINE: a reserved word, not a program
+            self._blanks()
+            for option in ("-p", "--"):
+                if self._at_word(option):
+                    self.i += len(option)
+                    self._blanks()
             return True
         if key == "function":
             self._blanks()
@@ -447,7 +459,8 @@ class Parser(WordLexer):
             return False
         self.i = j + len(op)
         self._blanks()
-        if self.i >= self.n or s[self.i] in "\n;&|()<>":
+        if self.i >= self.n or (s[self.i] in "\n;&|()<>" and not (
+                s.startswith(("<(", ">("), self.i))):        # done < <(cmd): a process substitution
             raise ParseError(f"redirection {op!r} without a target")
         target = self.word()
         redir = Redir(op, target)

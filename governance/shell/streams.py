@@ -30,8 +30,7 @@ def output_of(an: Walk, cmd: Simple) -> str | None:
 
         if name == "echo":
             return escapes.echo(words[1:])
-        return escapes.printf(words[1], words[2:]) if len(words) > 1 and words[1] != "-v" \
-            else None
+        return escapes.printf_command(words[1:])
     if name == "cat":
         files = [w for w in words[1:] if not w.startswith("-") or w == "-"]
         if not files or files == ["-"]:
