@@ -60,7 +60,7 @@ def follow(an: Walk, value: str | None) -> str | None:
     if path == start:
         return value
     if not system.isabs(path):
-        return system.join(an.root, path) if an.root and not an.cwd else "./" + path
+        return system.join(an.root, path) if an.root else "./" + path
     return path
 
 

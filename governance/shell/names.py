@@ -32,6 +32,7 @@ BUILTINS = frozenset((
     "readonly", "return", "set", "shift", "shopt", "source", "test", "times", "trap", "true",
     "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait"))
 _MAX_SUFFIXES = 8
+_PATH_SETTERS = frozenset(("export", "declare", "typeset", "readonly", "local", "env"))
 
 
 class Names:
@@ -215,7 +216,7 @@ def step(an: Walk, fields: list[str | None], raws: list[str], cmd: Simple | None
             if name == "PATH" and word.text is not None:
                 add_path(an, str(word.text[word.start:word.end]))
     base = first.rsplit("/", 1)[-1]
-    if base in NAMING:
+    if base in NAMING or base in _PATH_SETTERS:
         _record(an, base, fields, raws)
     names: Names | None = an.names
     if names is None:
@@ -330,7 +331,7 @@ def add_path(an: Walk, raw: str) -> None:
 
 def _record(an: Walk, base: str, fields: list[str | None], raws: list[str]) -> None:
     args = fields[1:]
-    if base in ("export", "declare", "typeset", "readonly", "env"):
+    if base in _PATH_SETTERS:
         for raw in raws[1:]:
             if raw.replace('"', "").replace("'", "").startswith("PATH="):
                 add_path(an, raw)

@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 _MAX_HOPS = 32
 # programs that name other programs (``shell.names``): cp, ln, install, hash, alias ...
 NAMING = frozenset(("cp", "ln", "install", "ginstall", "mv", "link", "dd", "rsync", "hash",
-                    "alias", "unalias", "unset", "shift", "export", "declare", "typeset",
-                    "readonly", "env"))
+                    "alias", "unalias", "unset", "shift"))
 _DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 
 
@@ -44,7 +43,9 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             an.unknown(seg, f"the command name {raws[0]} is a pattern expanded at run time")
             return
         base = first.rsplit("/", 1)[-1]
-        if an.names is not None or base in NAMING or (_hop == 0 and cmd.assigns):
+        if an.names is not None or base in NAMING or (_hop == 0 and any(
+                n == "PATH" for n, _ in cmd.assigns)) or (base in _DECLARERS or base == "env") \
+                and any("PATH=" in r for r in raws):
             from governance.shell.names import step  # functions, aliases, copies, PATH
 
             named = step(an, fields, raws, cmd, seg, depth, _hop == 0)
