@@ -44,8 +44,8 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             return
         base = first.rsplit("/", 1)[-1]
         if an.names is not None or base in NAMING or (_hop == 0 and any(
-                n == "PATH" for n, _ in cmd.assigns)) or (base in _DECLARERS or base == "env") \
-                and any("PATH=" in r for r in raws):
+                n == "PATH" for n, _ in cmd.assigns)) or ((base in _DECLARERS or base == "env") \
+                and any("PATH=" in r for r in raws)):
             from governance.shell.names import step  # functions, aliases, copies, PATH
 
             named = step(an, fields, raws, cmd, seg, depth, _hop == 0)
