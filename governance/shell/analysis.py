@@ -383,6 +383,10 @@ class _Analysis:
             return self.vars.get(value) if value else None
         if kind == "proc":
             return "/dev/fd/63"
+        if kind == "arr":                            # local a=(x y): the elements joined
+            from governance.shell.streams import array
+
+            return array(self, value)
         if kind == "sub" and subs and len(subs) == 1:
             return self.echo_value(subs[0])
         return None

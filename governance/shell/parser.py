@@ -216,7 +216,13 @@ class Parser(WordLexer):
                     break
                 if heads and s[i - 1] == "=" and any(h in _DECLARERS for h in heads):
                     self.i = i + 1                 # declare -A m=([k]=v): an array value
-                    self._array_items(cmd.inert)
+                    items: list[Word] = []
+                    self._array_items(items)
+                    cmd.inert.extend(items)
+                    name = cmd.words[-1]           # its elements, read back like a=(x y)
+                    text = "\0".join(w.text[w.start:w.end] for w in items if w.text is not None)
+                    cmd.words[-1] = Word([*name.parts, ("arr", text, True, None)], name.start,
+                                         self.i, s)
                     cmd.end = self.i
                     continue
                 raise ParseError("unexpected '('")

@@ -175,3 +175,19 @@ def test_ansi_c_strings_decode_as_bash_does(text: str) -> None:
     (cmd,) = parse(f"printf %s $'{text}'")
     ours = "".join(p[1] for p in cmd.words[2].parts)
     assert ours.encode("latin-1") == real, text
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(st.sampled_from(ACTS), st.sampled_from([
+    "{f}() {{ local cmd=(\"$@\"); \"${{cmd[@]}}\"; }}; {f} {p} {a}",
+    "{f}() {{ local -a cmd=({p} {a}); \"${{cmd[@]}}\"; }}; {f}",
+    "declare -a cmd=({p} {a}); \"${{cmd[@]}}\"",
+    "c=ls; {f}() {{ local c=$(printf {p}); $c {a}; }}; {f}",
+    "c=ls; {f}() {{ local c=\"$X\"; $c {a}; }}; {f}",
+    "printf -v c '%s' {p}; $c {a}",
+]), st.sampled_from(["run", "f"]))
+def test_values_declared_in_functions_are_read_or_unknown(act: tuple[str, str, str], form: str,
+                                                          name: str) -> None:
+    program, args, primitive = act
+    found = primitives(form.format(f=name, p=program, a=args))
+    assert primitive in found or "shell-unknown" in found, (form, found)
