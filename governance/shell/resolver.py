@@ -55,6 +55,11 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 fields, globs = named, [False] * len(named)
                 first = str(fields[0])
                 base = first.rsplit("/", 1)[-1]
+        if "/" in first and an.files and an.wrote(first):   # written by this command: its text
+            from governance.shell import script  # is what runs, whatever its name
+
+            script.script_file(an, base, first, raws[0], seg, depth)
+            return
         forms = name_forms(first)
         name = lookup_name(forms, shell.get("wrappers", {}))
         if name is not None:

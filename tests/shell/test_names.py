@@ -161,3 +161,19 @@ def test_what_a_name_shadows_is_read_too() -> None:
     assert "vcs-push" in primitives("( git() { echo no; } ); git push")
     assert "destructive" in primitives("alias rm='echo'; command rm -rf build")
     assert "vcs-push" in primitives("f() { git push; }")          # defined, never called
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(st.sampled_from(ACTS), st.sampled_from(["ls", "make", "git", "x", "helper"]),
+       st.sampled_from(["echo '{c}' > {f}", "printf '#!/bin/sh\\n{c}\\n' > {f}",
+                        "cat > {f} <<'EOF'\n{c}\nEOF", "echo '{c}' | tee {f} >/dev/null"]),
+       st.sampled_from(["./{f}", "PATH=.:$PATH {f}", "sudo ./{f}", "mkdir -p b; cp {f} b/; "
+                        "PATH=b:$PATH {f}"]))
+def test_a_script_the_command_wrote_runs_as_what_it_holds_whatever_its_name(
+        act: tuple[str, str, str], name: str, write: str, run: str) -> None:
+    program, args, primitive = act
+    command = (write.format(c=f"{program} {args}", f=name) + "\nchmod +x " + name + "\n"
+               + run.format(f=name))
+    found = primitives(command)
+    # a script named like the program it runs, found through PATH, runs itself again and again
+    assert primitive in found or (name == program and "shell-unknown" in found), command
