@@ -13,7 +13,6 @@ from governance import system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from governance.shell.names import Names
     from governance.shell.walk import Walk
 
 _VALUED = {"cp": ("-t", "-S", "--target-directory", "--suffix"),
@@ -33,7 +32,7 @@ def key(an: Walk, value: str) -> str:
 def follow(an: Walk, value: str | None) -> str | None:
     """The file a path refers to after the copies and links this command made (the path itself
     when it made none); None when that is known only at run time."""
-    names: Names | None = an.names
+    names = an.names
     if value is None or names is None:
         return value
     start = path = key(an, value)
@@ -64,14 +63,14 @@ def follow(an: Walk, value: str | None) -> str | None:
     return path
 
 
-def record_copy(an: Walk, names: Names, base: str, args: list[str | None]) -> None:
+def record_copy(an: Walk, base: str, args: list[str | None]) -> None:
     """``cp``/``ln``/``install``/``mv``/``rsync`` SOURCE... DEST (or ``-t FOLDER SOURCE...``),
     ``dd if=SOURCE of=DEST``: each destination is what its source is."""
     if base == "dd":
         ops = dict(str(a).split("=", 1) for a in args if a is not None and "=" in a)
         if "of" in ops:
             unknown = any(a is None for a in args)
-            _copy(an, names, None if unknown else ops.get("if", "/dev/stdin"), False,
+            _copy(an, None if unknown else ops.get("if", "/dev/stdin"), False,
                   [ops["of"]])
         return
     valued = _VALUED.get(base, _VALUED["cp"])
@@ -120,12 +119,12 @@ def record_copy(an: Walk, names: Names, base: str, args: list[str | None]) -> No
         else:
             into, pos = pos[-1], pos[:-1]
             if len(pos) == 1 and into is not None and not into.endswith("/"):
-                _copy(an, names, pos[0], symbolic, [into, _inside(into, pos[0])])
+                _copy(an, pos[0], symbolic, [into, _inside(into, pos[0])])
                 return
     if into is None:
         return
     for src in pos:
-        _copy(an, names, src, symbolic, [_inside(into, src)])
+        _copy(an, src, symbolic, [_inside(into, src)])
 
 
 def _inside(folder: str, src: str | None) -> str:
@@ -134,9 +133,10 @@ def _inside(folder: str, src: str | None) -> str:
     return folder.rstrip("/") + "/" + src.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _copy(an: Walk, names: Names, src: str | None, symbolic: bool, dests: list[str]) -> None:
+def _copy(an: Walk, src: str | None, symbolic: bool, dests: list[str]) -> None:
     """Each of ``dests`` is a copy (or link) of ``src``; a destination ending in NUL is a folder
     that receives files of names not known."""
+    names = an.names
     target: str | None = None
     if src is not None and not any(c in src for c in "*?["):
         if symbolic and not system.isabs(src) and "/" in dests[0]:

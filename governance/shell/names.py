@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from governance import system
 from governance.shell.copies import follow, key, record_copy
-from governance.shell.resolver import NAMING, known_name
+from governance.shell.rules import lookup_name, name_forms
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -33,6 +33,9 @@ BUILTINS = frozenset((
     "type", "typeset", "ulimit", "umask", "unalias", "unset", "wait"))
 _MAX_SUFFIXES = 8
 _PATH_SETTERS = frozenset(("export", "declare", "typeset", "readonly", "local", "env"))
+# what the resolver hands over (its NAMING, plus the commands that may set PATH)
+_RECORDED = frozenset(("cp", "ln", "install", "ginstall", "mv", "link", "dd", "rsync", "hash",
+                       "alias", "unalias", "unset", "shift")) | _PATH_SETTERS
 
 
 class Names:
@@ -216,7 +219,7 @@ def step(an: Walk, fields: list[str | None], raws: list[str], cmd: Simple | None
             if name == "PATH" and word.text is not None:
                 add_path(an, str(word.text[word.start:word.end]))
     base = first.rsplit("/", 1)[-1]
-    if base in NAMING or base in _PATH_SETTERS:
+    if base in _RECORDED:
         _record(an, base, fields, raws)
     names: Names | None = an.names
     if names is None:
@@ -250,7 +253,13 @@ def step(an: Walk, fields: list[str | None], raws: list[str], cmd: Simple | None
 
 
 def _also_original(an: Walk, name: str) -> bool:
-    return name in BUILTINS or known_name(an.shell, name)
+    """Whether the program a name shadows is read as well (a builtin or a known command)."""
+    if name in BUILTINS:
+        return True
+    forms = name_forms(name)
+    return any(lookup_name(forms, an.shell.get(table, {})) is not None
+               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
+                             "finders"))
 
 
 def _spend(an: Walk, body: list[Simple]) -> None:
@@ -364,4 +373,4 @@ def _record(an: Walk, base: str, fields: list[str | None], raws: list[str]) -> N
             positional(an, None if n is None else names.args[n:])
             names.shifted = True
     else:
-        record_copy(an, names, "install" if base == "ginstall" else base, args)
+        record_copy(an, "install" if base == "ginstall" else base, args)

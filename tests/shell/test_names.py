@@ -177,3 +177,9 @@ def test_a_script_the_command_wrote_runs_as_what_it_holds_whatever_its_name(
     found = primitives(command)
     # a script named like the program it runs, found through PATH, runs itself again and again
     assert primitive in found or (name == program and "shell-unknown" in found), command
+
+
+def test_every_command_the_resolver_hands_over_is_recorded() -> None:
+    from governance.shell import names, resolver
+
+    assert resolver.NAMING <= names._RECORDED

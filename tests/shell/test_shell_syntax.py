@@ -150,6 +150,14 @@ SNIPPETS = [
     "ls -la | while read -r perms links owner rest; do echo \"$owner\"; done",
     "tar -czf - src | wc -c",
     "run(){ echo \"+ $*\"; \"$@\"; }; run ls -la",
+    "echo $(case x in a) echo y;; esac)",
+    "cat <(echo a) <(echo b) > >(tee log)",
+    "if [[ $x == \"a\" ]]; then :; elif (( y > 2 )); then :; fi",
+    "while (( i < 3 )); do ((i++)); done",
+    "cmd_output=$(ls) && for i in $(seq 3); { echo $i; }",
+    "readonly -a R=(1 2); echo \"${R[@]}\"",
+    "exec {fd}<README.md; read -r -u \"$fd\" first",
+    "time -p ls",
     "retry() { local n=0; until \"$@\"; do n=$((n+1)); [ $n -ge 3 ] && return 1; done; }; "
     "retry make lint",
 ]
