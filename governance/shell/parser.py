@@ -138,8 +138,8 @@ class Parser(WordLexer):
                 continue
             elif c == "(":
                 self._nest()
-                if s.startswith("((", self.i):
-                    self._arith_command(out)
+                if s.startswith("((", self.i) and self._arith_command(out):
+                    pass
                 else:
                     self.i += 1
                     self.depth += 1
@@ -250,8 +250,8 @@ class Parser(WordLexer):
         body: list[Simple] = []
         self._nest()
         self.depth += 1
-        if s.startswith("((", self.i):
-            self._arith_command(body)
+        if s.startswith("((", self.i) and self._arith_command(body):
+            pass
         elif self.i < self.n and s[self.i] == "(":
             self.i += 1
             body = self.seq(")", False)
@@ -285,7 +285,8 @@ class Parser(WordLexer):
         if key in ("for", "select"):
             self._blanks()
             if self.s.startswith("((", self.i):
-                self._arith_command(out)
+                if not self._arith_command(out):
+                    raise ParseError("unterminated arithmetic")
                 return True
             self.word()                       # the loop variable
             self._skip_newlines()
@@ -398,12 +399,19 @@ class Parser(WordLexer):
                 continue
             cmd.words.append(self.word())
 
-    def _arith_command(self, out: list[Simple]) -> None:
+    def _arith_command(self, out: list[Simple]) -> bool:
+        """``(( ... ))``; False (nothing read) when it does not close as arithmetic: then, as
+        in bash, ``((ls) | wc)`` is a subshell inside a subshell."""
         cmd = Simple(self.s, self.i)
-        self.i += 2
-        cmd.inert.append(self._arith_body(self.i))
+        start = self.i
+        try:
+            cmd.inert.append(self._arith_body(start + 2))
+        except ParseError:
+            self.i = start
+            return False
         cmd.end = self.i
         out.append(cmd)
+        return True
 
     def _assign(self, cmd: Simple, word: Word) -> bool:
         first = word.parts[0]

@@ -209,8 +209,11 @@ class WordLexer:
         if nxt == "(":
             self._nest()
             if s.startswith("$((", i):
-                word = self._arith_body(i + 3)
-                return ("var", "", quoted, [c for p in word.parts if p[3] for c in p[3]])
+                try:
+                    word = self._arith_body(i + 3)
+                    return ("var", "", quoted, [c for p in word.parts if p[3] for c in p[3]])
+                except ParseError:     # $((( n++ )) || ls): a command substitution, as bash
+                    pass               # reads it when the arithmetic does not close
             self.i = i + 2
             self.depth += 1
             commands = self.seq(")", False)

@@ -158,6 +158,8 @@ SNIPPETS = [
     "readonly -a R=(1 2); echo \"${R[@]}\"",
     "exec {fd}<README.md; read -r -u \"$fd\" first",
     "time -p ls",
+    "x=\"$((( n += 2 )) || ls)\"",
+    "((ls) | wc -l)",
     "retry() { local n=0; until \"$@\"; do n=$((n+1)); [ $n -ge 3 ] && return 1; done; }; "
     "retry make lint",
 ]
