@@ -410,7 +410,7 @@ class _Analysis:
         if words[0] in ("echo", "printf"):      # escapes and formats, as bash decodes them
             from governance.shell import escapes
 
-            text = escapes.echo(words[1:]) if words[0] == "echo" else \
+            text = escapes.echo(words[1:], portable=True) if words[0] == "echo" else \
                 escapes.printf_command(words[1:])
             return None if text is None else text.rstrip("\n")
         if words[0] in _LOOKUPS:                # $(command -v git), $(which curl)

@@ -64,9 +64,10 @@ def decode(text: str, dialect: str) -> tuple[str, bool]:
     return "".join(out), False
 
 
-def echo(args: list[str]) -> str:
-    """What ``echo ARGS`` writes (Bash's builtin, ``xpg_echo`` off)."""
-    escapes, newline = False, True
+def echo(args: list[str], portable: bool = False) -> str | None:
+    """What ``echo ARGS`` writes (Bash's builtin, ``xpg_echo`` off). With ``portable``, None when
+    a POSIX ``sh`` (dash, whose ``echo`` always decodes) would write something else."""
+    escapes, newline, plain = False, True, True
     k = 0
     while k < len(args) and len(args[k]) > 1 and args[k][0] == "-" and \
             all(c in "neE" for c in args[k][1:]):
@@ -74,9 +75,11 @@ def echo(args: list[str]) -> str:
             if c == "n":
                 newline = False
             else:
-                escapes = c == "e"
+                escapes, plain = c == "e", False
         k += 1
     text = " ".join(args[k:])
+    if portable and plain and "\\" in text and decode(text, "echo") != (text, False):
+        return None
     if escapes:
         text, stopped = decode(text, "echo")
         if stopped:

@@ -191,3 +191,16 @@ def test_values_declared_in_functions_are_read_or_unknown(act: tuple[str, str, s
     program, args, primitive = act
     found = primitives(form.format(f=name, p=program, a=args))
     assert primitive in found or "shell-unknown" in found, (form, found)
+
+
+@settings(max_examples=EXAMPLES // 3, deadline=None)
+@given(st.sampled_from(ACTS), st.sampled_from(["sh -c {q}", "bash -c {q}", "dash -c {q}", "{c}"]),
+       st.data())
+def test_echo_text_that_shells_decode_differently_is_the_command_or_unknown(
+        act: tuple[str, str, str], shell: str, data: st.DataObject) -> None:
+    program, args, primitive = act
+    spelled_text = data.draw(spelled(f"{program} {args}", "0l"))
+    inner = f'eval "$(echo \'{spelled_text}\')"'
+    command = shell.format(q="'" + inner.replace("'", "'\\''") + "'", c=inner)
+    found = primitives(command)
+    assert primitive in found or "shell-unknown" in found, command
