@@ -58,7 +58,12 @@ def follow(an: Walk, value: str | None) -> str | None:
             break
     if path == start:
         return value
-    if not system.isabs(path):
+    if not system.isabs(path):                # keys are relative to the folder the call runs in
+        cwd = an.cwd or ""
+        if not cwd:
+            return "./" + path
+        if path.startswith(cwd + "/"):
+            return "./" + path[len(cwd) + 1:]
         return system.join(an.root, path) if an.root else "./" + path
     return path
 

@@ -5,6 +5,8 @@ routes to harmless programs stay quiet."""
 
 from __future__ import annotations
 
+import tempfile
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +25,7 @@ ACTS = [
     ("git", "reset --hard HEAD~1", "destructive"),
     ("curl", "-s https://example.com/x", "web-fetch"),
     ("wget", "-q https://example.com/x", "web-fetch"),
-    ("rm", "-rf build", "destructive"),
+    ("rm", "-rf src", "destructive"),
     ("npm", "publish", "vcs-push"),
     ("pip", "install requests", "package-install"),
     ("docker", "push registry.example.com/app:1", "vcs-push"),
@@ -47,8 +49,25 @@ RUNS = ["{run} {args}", "sudo {run} {args}", "env {run} {args}", "timeout 30 {ru
 JOINS = ["; ", " && ", "\n"]
 
 
+FOLDER = tempfile.mkdtemp(prefix="names-")   # an empty folder to run in: files are read there
+
+
+def _both(command: str) -> tuple[set[str], set[str]]:
+    """The primitives without a folder to read files in, and with one."""
+    return tuple({a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected,
+                                                       cwd=cwd)} for cwd in (None, FOLDER))
+
+
 def primitives(command: str) -> set[str]:
-    return {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
+    """What both ways of analysing find (an act must be found either way)."""
+    alone, there = _both(command)
+    return alone & there
+
+
+def loud(command: str) -> set[str]:
+    """What either way finds that DO would stop."""
+    alone, there = _both(command)
+    return (alone | there) & STOPPED
 
 
 def _as_path(dest: str) -> str:
@@ -140,7 +159,7 @@ def test_the_same_routes_to_harmless_programs_stay_quiet(
     src = source.format(p=program)
     command = form.format(copy=copy.format(src=src, dest=dest), run=_as_path(dest), src=src,
                           n=name, args=args)
-    assert not primitives(command) & STOPPED, command
+    assert not loud(command), command
 
 
 def test_everyday_wrappers_and_definitions_stay_quiet() -> None:
@@ -152,14 +171,14 @@ def test_everyday_wrappers_and_definitions_stay_quiet() -> None:
                     'PATH=node_modules/.bin:$PATH jest --ci',
                     'diff <(sort a.txt) <(sort b.txt)',
                     'G=$(command -v git); "$G" log --oneline -5'):
-        assert not primitives(command) & STOPPED, command
+        assert not loud(command), command
 
 
 def test_what_a_name_shadows_is_read_too() -> None:
     """A function or alias named like a program may be undefined where it is called (defined in
     a subshell, a branch not taken): the program is read as well."""
     assert "vcs-push" in primitives("( git() { echo no; } ); git push")
-    assert "destructive" in primitives("alias rm='echo'; command rm -rf build")
+    assert "destructive" in primitives("alias rm='echo'; command rm -rf src")
     assert "vcs-push" in primitives("f() { git push; }")          # defined, never called
 
 
