@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,15 +27,31 @@ ACTS = [
     ("git", "push origin main", "vcs-push"),
     ("curl", "-s https://example.com/x", "web-fetch"),
     ("wget", "-q https://example.com/x", "web-fetch"),
-    ("rm", "-rf build", "destructive"),
+    ("rm", "-rf src", "destructive"),
     ("npm", "publish", "vcs-push"),
     ("pip", "install requests", "package-install"),
     ("governance", "state set DONE", "governance-admin"),
 ]
 
 
+FOLDER = tempfile.mkdtemp(prefix="semantics-")   # an empty folder to run in
+
+
+def _both(command: str) -> list[set[str]]:
+    return [{a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected,
+                                                  cwd=cwd)} for cwd in (None, FOLDER)]
+
+
 def primitives(command: str) -> set[str]:
-    return {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
+    """What the analysis finds both without a folder to read files in and with one."""
+    alone, there = _both(command)
+    return alone & there
+
+
+def loud(command: str) -> set[str]:
+    """What DO would stop, found either way."""
+    alone, there = _both(command)
+    return (alone | there) & STOPPED
 
 
 def _escape(c: str, style: str) -> str:
@@ -136,7 +153,7 @@ def test_sudo_k_alone_only_resets() -> None:
 def test_harmless_commands_through_the_same_forms_stay_quiet(command: str, form: str) -> None:
     head, _, rest = command.partition(" ")
     text = form.format(c=command, e="".join(f"\\x{ord(c):02x}" for c in head), r=rest)
-    assert not primitives(text) & STOPPED, text
+    assert not loud(text), text
 
 
 # --- the decoder against Bash ---------------------------------------------------------------------
@@ -155,7 +172,7 @@ def test_printf_and_echo_decode_as_bash_does(form: str, args: list[str]) -> None
     done = subprocess.run([BASH, "-c", 'printf -- "$@"', "printf", form, *args],
                           capture_output=True, check=False)
     ours = printf(form, args)          # None only where bash fails too (a number that is not)
-    assert (ours is None and done.returncode != 0) or (
+    assert (ours is None and b"invalid number" in done.stderr) or (
         ours is not None and ours.encode("latin-1") == done.stdout), (form, args)
     real = subprocess.run([BASH, "-c", 'echo "$@"', "echo", "-e", *args], capture_output=True,
                           check=False).stdout
