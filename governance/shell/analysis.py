@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 QUIET = ("shell-read",)
 _GLOB_CHARS = "*?["
+_LOOKUPS = frozenset(("command", "which", "type", "whence", "where", "hash", "readlink",
+                      "realpath"))
 _MAX_SEGMENT = 500
 
 
@@ -128,7 +130,8 @@ class _Later:
 
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "ifs", "level",
-                 "limits", "origin", "prose", "reads", "root", "seen", "shell", "text", "vars")
+                 "limits", "names", "origin", "prose", "reads", "root", "seen", "shell", "text",
+                 "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -150,6 +153,7 @@ class _Analysis:
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
         self.prose: list[str] = []            # message text (git commit -m TEXT): mentions, not acts
         self.doubts: list[tuple[str, str, str]] = []   # what unknown() found, for the markers
+        self.names: Any = None                # functions, aliases, copies ... (``shell.names``)
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -197,7 +201,12 @@ class _Analysis:
         if depth > self.limits.get("max_depth", 6):
             raise LimitError("nested shells too deep")
         cmds = parse(text, self.limits.get("max_nesting", 48), 0, self.budget)
+        defined = len(self.names.defined) if self.names is not None else 0
         self.commands(cmds, depth, outer)
+        if self.names is not None and len(self.names.defined) > defined:
+            from governance.shell.names import settle  # functions this text defined, not called
+
+            settle(self, defined)
 
     def commands(self, cmds: list[Simple], depth: int, outer: str | None) -> None:
         for cmd in cmds:
@@ -210,6 +219,11 @@ class _Analysis:
 
     def command(self, cmd: Simple, depth: int, outer: str | None) -> None:
         seg = outer if outer is not None else cmd.segment
+        if cmd.function is not None:             # f() { ...; }: read when f is called
+            from governance.shell.names import define
+
+            define(self, cmd, depth)
+            return
         for _, value in cmd.assigns:
             self.nested(value.parts, depth, outer)
         for word in cmd.words:
@@ -246,6 +260,10 @@ class _Analysis:
                 else:
                     self.vars[name] = self.expand_one(parts)
                 self.ifs = self.ifs or name == "IFS"
+                if name == "PATH" and value.text is not None:    # PATH=bin:$PATH
+                    from governance.shell.names import add_path
+
+                    add_path(self, str(value.text[value.start:value.end]))
             if cmd.assigns or cmd.inert:
                 self.add("shell-read", seg, "sets variables or tests values")
         self.redirections(cmd, seg)
@@ -379,6 +397,10 @@ class _Analysis:
             return self.vars.get(value) if value else None
         if kind == "proc":
             return "/dev/fd/63"
+        if kind == "arr":                            # local a=(x y): the elements joined
+            from governance.shell.streams import array
+
+            return array(self, value)
         if kind == "sub" and subs and len(subs) == 1:
             return self.echo_value(subs[0])
         return None
@@ -391,7 +413,7 @@ class _Analysis:
         if any(f is None for f in fields):
             return None
         words: list[str] = [f for f in fields if f is not None]
-        if words[0] == "echo":
+        if words[0] == "echo" and not any("\\" in w for w in words):
             args = words[1:]
             while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
                 args = args[1:]
@@ -399,6 +421,16 @@ class _Analysis:
         if words[0] == "printf" and len(words) >= 2 and "%" not in words[1] and \
                 "\\" not in words[1]:
             return words[1]
+        if words[0] in ("echo", "printf"):      # escapes and formats, as bash decodes them
+            from governance.shell import escapes
+
+            text = escapes.echo(words[1:], portable=True) if words[0] == "echo" else \
+                escapes.printf_command(words[1:])
+            return None if text is None else text.rstrip("\n")
+        if words[0] in _LOOKUPS:                # $(command -v git), $(which curl)
+            from governance.shell.names import lookup
+
+            return lookup(self, words)
         return None
 
     def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
@@ -419,6 +451,13 @@ class _Analysis:
                         glob = True
                     if current is not None:
                         current.append(value)
+                    continue
+                if quoted and kind == "var" and value[:1] == "@" and self.names is not None and \
+                        self.names.args is not None:      # "$@" in a function: a word each
+                    from governance.shell.names import spread
+
+                    current, pending_split = spread(self.names.args, current, pending_split,
+                                                    value)
                     continue
                 known = self.part_value(kind, value, subs)
                 if known is None or (self.ifs and not quoted and kind != "proc"):
@@ -441,9 +480,12 @@ class _Analysis:
                 if current is not None:
                     current.append(known)
             for piece in pending_split:
-                fields.append(None if piece == "\x00" else piece)
-                globs.append(glob)
-                raws.append(raw)
+                if piece != "\x01":                 # "\x01": "$@" of no arguments
+                    fields.append(None if piece == "\x00" else piece)
+                    globs.append(glob)
+                    raws.append(raw)
+            if current == [] and pending_split[-1:] == ["\x01"]:
+                continue
             fields.append(None if current is None else "".join(current))
             globs.append(glob)
             raws.append(raw)

@@ -30,6 +30,10 @@ from governance.shell.words import (
 
 _OPEN_KEYWORDS = frozenset(("if", "then", "elif", "else", "do", "while", "until", "!", "{",
                             "fi", "done", "}", "esac", "coproc"))
+_OPENERS = frozenset(("if", "do", "{"))        # each opens a block that a closer ends
+_CLOSERS = frozenset(("fi", "done", "}"))
+_BLOCKS = frozenset(("{", "if", "while", "until", "for", "select"))
+_DECLARERS = frozenset(("declare", "typeset", "local", "export", "readonly"))
 __all__ = ["LimitError", "ParseError", "Parser", "Redir", "Simple", "Word", "parse"]
 
 
@@ -47,8 +51,8 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "inert", "piped", "piped_from", "redirs", "start",
-                 "text", "words")
+    __slots__ = ("assigns", "background", "end", "function", "inert", "piped", "piped_from",
+                 "redirs", "start", "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
         self.text = text
@@ -61,6 +65,7 @@ class Simple:
         self.background = False
         self.piped = False                       # reads standard input from a pipe
         self.piped_from: Simple | None = None    # the simple command writing into it, if one
+        self.function: tuple[str, list[Simple]] | None = None  # a definition: name and body
 
     @property
     def segment(self) -> str:
@@ -72,6 +77,7 @@ class Parser(WordLexer):
                  max_words: int = 20000, budget: list[int] | None = None) -> None:
         super().__init__(text, depth, max_nesting, max_words, budget)
         self.pending: list[tuple[Redir, str, bool, bool]] = []
+        self.blocks = 0        # open { / if / do blocks: where a function's body ends
 
     # --- entry -----------------------------------------------------------------------------------
     def parse(self) -> list[Simple]:
@@ -81,8 +87,9 @@ class Parser(WordLexer):
         return out
 
     # --- lists -----------------------------------------------------------------------------------
-    def seq(self, closer: str | None, case_body: bool) -> list[Simple]:
-        """Commands up to ``closer`` (``)``) or, in a case arm, up to ``;;``/``;&``/``esac``."""
+    def seq(self, closer: str | None, case_body: bool, until: int = -1) -> list[Simple]:
+        """Commands up to ``closer`` (``)``) or, in a case arm, up to ``;;``/``;&``/``esac``;
+        with ``until``, up to where the open blocks are back to that many (a function's body)."""
         s = self.s
         out: list[Simple] = []
         group = 0
@@ -131,8 +138,8 @@ class Parser(WordLexer):
                 continue
             elif c == "(":
                 self._nest()
-                if s.startswith("((", self.i):
-                    self._arith_command(out)
+                if s.startswith("((", self.i) and self._arith_command(out):
+                    pass
                 else:
                     self.i += 1
                     self.depth += 1
@@ -142,6 +149,8 @@ class Parser(WordLexer):
                 if case_body and self._at_word("esac"):
                     return out
                 self._command(out)
+            if until >= 0 and self.blocks <= until:
+                return out
             if len(out) > before:
                 if pipe:
                     self._feed(out, before, pipe[0])
@@ -198,8 +207,24 @@ class Parser(WordLexer):
                         j += 1
                     if j < self.n and s[j] == ")":   # name () compound: a function definition
                         self.i = j + 1
-                        cmd.words = []
+                        self._define(cmd, cmd.words[0])
                         break
+                heads = [s[w.start:w.end] for w in cmd.words]
+                if (not heads and not cmd.assigns and not cmd.redirs) or (heads and all(
+                        h in ("time", "-p") for h in heads)):
+                    cmd.words = []                 # if (( ... )), time ( ... ): the list reads it
+                    break
+                if heads and s[i - 1] == "=" and any(h in _DECLARERS for h in heads):
+                    self.i = i + 1                 # declare -A m=([k]=v): an array value
+                    items: list[Word] = []
+                    self._array_items(items)
+                    cmd.inert.extend(items)
+                    name = cmd.words[-1]           # its elements, read back like a=(x y)
+                    text = "\0".join(w.text[w.start:w.end] for w in items if w.text is not None)
+                    cmd.words[-1] = Word([*name.parts, ("arr", text, True, None)], name.start,
+                                         self.i, s)
+                    cmd.end = self.i
+                    continue
                 raise ParseError("unexpected '('")
             if self._redirection(cmd):
                 continue
@@ -214,25 +239,54 @@ class Parser(WordLexer):
                         continue
             cmd.words.append(word)
             cmd.end = word.end
-        if cmd.words or cmd.assigns or cmd.redirs or cmd.inert:
+        if cmd.words or cmd.assigns or cmd.redirs or cmd.inert or cmd.function:
             out.append(cmd)
+
+    def _define(self, cmd: Simple, name: Word) -> None:
+        """``name () BODY`` / ``function name BODY``: ``cmd`` becomes the definition, holding the
+        body's commands (which run only when the function is called)."""
+        self._skip_newlines()
+        s = self.s
+        body: list[Simple] = []
+        self._nest()
+        self.depth += 1
+        if s.startswith("((", self.i) and self._arith_command(body):
+            pass
+        elif self.i < self.n and s[self.i] == "(":
+            self.i += 1
+            body = self.seq(")", False)
+        else:
+            j = self.i
+            while j < self.n and s[j] not in WORD_END:
+                j += 1
+            if s[self.i:j] in _BLOCKS:
+                body = self.seq(None, False, self.blocks)
+            else:                                 # case ... esac, [[ ... ]]
+                self._command(body)
+        self.depth -= 1
+        cmd.words = []
+        cmd.function = ("".join(str(p[1]) for p in name.parts), body)
+        cmd.end = self.i
 
     def _keyword(self, word: Word) -> str | None:
         parts = word.parts
         if len(parts) == 1 and parts[0][0] == "lit" and not parts[0][2]:
             value: str = parts[0][1]
-            if value in _OPEN_KEYWORDS or value in ("for", "select", "case", "function", "[["):
+            if value in _OPEN_KEYWORDS or value in ("for", "select", "case", "function", "[[",
+                                                    "time"):
                 return value
         return None
 
     def _keyword_action(self, key: str, cmd: Simple, out: list[Simple]) -> bool:
         """Handle a reserved word at command position; False means: treat it as a plain word."""
         if key in _OPEN_KEYWORDS:
+            self.blocks += (key in _OPENERS) - (key in _CLOSERS)
             return True
         if key in ("for", "select"):
             self._blanks()
             if self.s.startswith("((", self.i):
-                self._arith_command(out)
+                if not self._arith_command(out):
+                    raise ParseError("unterminated arithmetic")
                 return True
             self.word()                       # the loop variable
             self._skip_newlines()
@@ -247,12 +301,21 @@ class Parser(WordLexer):
                 loop.end = self.i
                 out.append(loop)
             return True
+        if key == "time":                      # time [-p] PIPELINE: a reserved word, not a program
+            self._blanks()
+            for option in ("-p", "--"):
+                if self._at_word(option):
+                    self.i += len(option)
+                    self._blanks()
+            return True
         if key == "function":
             self._blanks()
-            self.word()
+            name = self.word()
             self._blanks()
             if self.s.startswith("()", self.i):
                 self.i += 2
+            self._define(cmd, name)
+            out.append(cmd)
             return True
         if key == "case":
             self._case(out)
@@ -336,12 +399,19 @@ class Parser(WordLexer):
                 continue
             cmd.words.append(self.word())
 
-    def _arith_command(self, out: list[Simple]) -> None:
+    def _arith_command(self, out: list[Simple]) -> bool:
+        """``(( ... ))``; False (nothing read) when it does not close as arithmetic: then, as
+        in bash, ``((ls) | wc)`` is a subshell inside a subshell."""
         cmd = Simple(self.s, self.i)
-        self.i += 2
-        cmd.inert.append(self._arith_body(self.i))
+        start = self.i
+        try:
+            cmd.inert.append(self._arith_body(start + 2))
+        except ParseError:
+            self.i = start
+            return False
         cmd.end = self.i
         out.append(cmd)
+        return True
 
     def _assign(self, cmd: Simple, word: Word) -> bool:
         first = word.parts[0]
@@ -358,14 +428,7 @@ class Parser(WordLexer):
         if s_value_open_paren(self.s, word.end):      # array assignment: a=(x y z)
             self.i = word.end + 1
             inner = Simple(self.s, self.i)
-            while True:
-                self._skip_newlines()
-                if self.i >= self.n:
-                    raise ParseError("unterminated array assignment")
-                if self.s[self.i] == ")":
-                    self.i += 1
-                    break
-                inner.inert.append(self.word())
+            self._array_items(inner.inert)
             cmd.inert.extend(inner.inert)
             # the elements, as their source text: ("arr", text) is read back by the analysis
             items = "\0".join(w.text[w.start:w.end] for w in inner.inert if w.text is not None)
@@ -376,6 +439,17 @@ class Parser(WordLexer):
         cmd.assigns.append((name, Word(rest, word.start, word.end, self.s)))
         cmd.end = word.end
         return True
+
+    def _array_items(self, items: list[Word]) -> None:
+        """The elements of an array value, from just after its ``(`` to its ``)``."""
+        while True:
+            self._skip_newlines()
+            if self.i >= self.n:
+                raise ParseError("unterminated array assignment")
+            if self.s[self.i] == ")":
+                self.i += 1
+                return
+            items.append(self.word())
 
     # --- redirections ----------------------------------------------------------------------------
     def _redirection(self, cmd: Simple) -> bool:
@@ -399,7 +473,8 @@ class Parser(WordLexer):
             return False
         self.i = j + len(op)
         self._blanks()
-        if self.i >= self.n or s[self.i] in "\n;&|()<>":
+        if self.i >= self.n or (s[self.i] in "\n;&|()<>" and not (
+                s.startswith(("<(", ">("), self.i))):        # done < <(cmd): a process substitution
             raise ParseError(f"redirection {op!r} without a target")
         target = self.word()
         redir = Redir(op, target)

@@ -131,21 +131,29 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
     args = fields[1:]
     if base not in ("set", "printf", "read"):   # export, declare, typeset, local, readonly
         ref = any(a is not None and a.startswith("-") and "n" in a[1:] for a in args)
+        if cmd is not None and len(cmd.words) == len(fields):
+            for arg, word in zip(args, cmd.words[1:], strict=True):
+                raw = str(word.text[word.start:word.end]) if word.text is not None else ""
+                if arg is None and "=" in raw and raw.split("=", 1)[0].isidentifier():
+                    an.vars[raw.split("=", 1)[0]] = None       # local x=$(...): not known
         for arg in args:
             if arg and "=" in arg and not arg.startswith("-"):
                 var, _, value = arg.partition("=")
                 an.vars[var] = None if ref else value
                 an.ifs = an.ifs or var == "IFS"
     elif base == "set" and "--" in args:
-        rest = args[args.index("--") + 1:]
-        an.vars["@"] = None if any(a is None for a in rest) else " ".join(str(a) for a in rest)
-        an.vars["*"] = an.vars["@"]
+        from governance.shell.names import positional
+
+        positional(an, args[args.index("--") + 1:])
     elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
         form, values = args[2], args[3:]
         known = form is not None and all(v is not None for v in values)
-        an.vars[str(args[1])] = (str(values[0]) if form == "%s" and len(values) == 1 else
-                                 str(form) if known and not values and "%" not in str(form)
-                                 else None) if known else None
+        if known:
+            from governance.shell.escapes import printf
+
+            an.vars[str(args[1])] = printf(str(form), [str(v) for v in values])
+        else:
+            an.vars[str(args[1])] = None
     elif base == "read" and cmd is not None:
         names = [a for a in args if a is not None and not a.startswith("-")]
         kind, text = an.stdin_text(cmd)

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from governance.shell.walk import Walk
 
 _MAX_HOPS = 32
+# programs that name other programs (``shell.names``): cp, ln, install, hash, alias ...
+NAMING = frozenset(("cp", "ln", "install", "ginstall", "mv", "link", "dd", "rsync", "hash",
+                    "alias", "unalias", "unset", "shift"))
 _DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 
 
@@ -40,6 +43,23 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             an.unknown(seg, f"the command name {raws[0]} is a pattern expanded at run time")
             return
         base = first.rsplit("/", 1)[-1]
+        if an.names is not None or base in NAMING or (_hop == 0 and any(
+                n == "PATH" for n, _ in cmd.assigns)) or ((base in _DECLARERS or base == "env") \
+                and any("PATH=" in r for r in raws)):
+            from governance.shell.names import step  # functions, aliases, copies, PATH
+
+            named = step(an, fields, raws, cmd, seg, depth, _hop == 0)
+            if named is None:
+                return
+            if named is not fields:
+                fields, globs = named, [False] * len(named)
+                first = str(fields[0])
+                base = first.rsplit("/", 1)[-1]
+        if "/" in first and an.files and an.wrote(first):   # written by this command: its text
+            from governance.shell import script  # is what runs, whatever its name
+
+            script.script_file(an, base, first, raws[0], seg, depth)
+            return
         forms = name_forms(first)
         name = lookup_name(forms, shell.get("wrappers", {}))
         if name is not None:

@@ -92,6 +92,7 @@ class WrapperModel(_Strict):
     with_value: list[str] = []
     string_options: list[str] = []
     query_flags: list[str] = []
+    alone_flags: list[str] = []   # only query when no command follows (sudo -k), else run it
     stop: list[str] = []
     after: list[str] | None = None
     skip: int = Field(default=0, ge=0, le=8)
@@ -312,6 +313,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "with_value": _flags(wrapper.with_value),
             "string_options": _flags(wrapper.string_options),
             "query_flags": _flags(wrapper.query_flags), "stop": _flags(wrapper.stop),
+            "alone_flags": _flags(wrapper.alone_flags),
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,

@@ -68,6 +68,13 @@ def script_file(an: Walk, base: str, value: str | None, raw: str, seg: str,
     """A script run from a file, read as what it is (shell commands, or code of ``language``):
     a file written earlier in the same command, else the file on disk (``shell.source``); one
     that does not exist yet is ``shell-execute``. ``keep_cwd``: a sourced script's ``cd`` stays."""
+    if an.names is not None and value is not None:   # a copy of a script is that script
+        from governance.shell.copies import follow
+
+        value = follow(an, value)
+        if value is None:
+            an.unknown(seg, f"{base} runs {raw}, a copy of a file known only at run time")
+            return
     text = an.file_text(value)
     if text is not None:
         program(an, text, language, seg, depth)

@@ -17,24 +17,6 @@ if TYPE_CHECKING:
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
-def unescape(text: str) -> str:
-    """The backslash escapes echo -e and printf understand, as far as commands care."""
-    out: list[str] = []
-    i = 0
-    table = {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "", "r": "", "v": "",
-             "0": ""}
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in table:
-            out.append(table[text[i + 1]])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-
 def output_of(an: Walk, cmd: Simple) -> str | None:
     """What a simple command writes to standard output, when it is known literally: echo,
     printf without conversions, cat of a heredoc, here-string or a file written earlier."""
@@ -43,22 +25,12 @@ def output_of(an: Walk, cmd: Simple) -> str | None:
         return None
     words = [str(f) for f in fields]
     name = words[0].rsplit("/", 1)[-1]
-    if name == "echo":
-        args = words[1:]
-        escapes = False
-        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
-            escapes = escapes or "e" in args[0]
-            args = args[1:]
-        text = " ".join(args) + "\n"
-        return unescape(text) if escapes else text
-    if name == "printf" and len(words) >= 2:
-        form, args = words[1], words[2:]
-        if "%" not in form.replace("%%", ""):
-            return unescape(form).replace("%%", "%")
-        if form in ("%s\\n", "%s\n", "%s"):
-            sep = "" if form == "%s" else "\n"
-            return "".join(a + sep for a in args)
-        return None
+    if name in ("echo", "printf"):
+        from governance.shell import escapes  # as bash decodes them
+
+        if name == "echo":
+            return escapes.echo(words[1:])
+        return escapes.printf_command(words[1:])
     if name == "cat":
         files = [w for w in words[1:] if not w.startswith("-") or w == "-"]
         if not files or files == ["-"]:

@@ -22,6 +22,10 @@ class Walk(Protocol):
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
     prose: list[str]         # message text the command was given (git commit -m TEXT)
+    names: Any               # what names refer to (``shell.names``), None until one is defined
+    budget: list[int]        # words the analysis may still read (a function call spends its body)
+
+    def command(self, cmd: Any, depth: int, outer: str | None) -> None: ...
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

@@ -137,7 +137,7 @@ class WordLexer:
                 parts.append(("lit", c, False, None))
                 self.i = i + 1
         if self.i == start:
-            raise ParseError(f"unexpected {s[start]!r}")
+            raise ParseError(f"unexpected {s[start]!r}" if start < n else "unexpected end")
         return Word(parts, start, self.i, s)
 
     def _balanced_paren(self, i: int) -> int:
@@ -209,8 +209,11 @@ class WordLexer:
         if nxt == "(":
             self._nest()
             if s.startswith("$((", i):
-                word = self._arith_body(i + 3)
-                return ("var", "", quoted, [c for p in word.parts if p[3] for c in p[3]])
+                try:
+                    word = self._arith_body(i + 3)
+                    return ("var", "", quoted, [c for p in word.parts if p[3] for c in p[3]])
+                except ParseError:     # $((( n++ )) || ls): a command substitution, as bash
+                    pass               # reads it when the arithmetic does not close
             self.i = i + 2
             self.depth += 1
             commands = self.seq(")", False)
@@ -283,6 +286,10 @@ class WordLexer:
         if i < end < n and s[end] == "}":
             self.i = end + 1
             return ("var", s[i:end], quoted, None)
+        special = _special_param(s, i, n)          # ${1}, ${10}, ${@}, ${#}, ${@:2}, ${*:1:2}
+        if special:
+            self.i = i + len(special) + 1
+            return ("var", special, quoted, None)
         if i < end and s.startswith(("[@]}", "[*]}"), end):   # ${a[@]}: every element
             self.i = end + 4
             return ("var", s[i:end] + ("[@]" if s[end + 1] == "@" else "[*]"), quoted, None)
@@ -371,6 +378,23 @@ class WordLexer:
         self._nest()
         inner = type(self)("".join(out), self.depth + 1, self.max_nesting, 0, self.budget)
         return ("sub", "", quoted, inner.parse())
+
+
+def _special_param(s: str, i: int, n: int) -> str:
+    """The positional or special parameter in ``${...}`` at ``i`` up to its ``}``, or ""."""
+    j = i
+    if j < n and s[j] in "@*#?$!-":
+        j += 1
+        if s[i] in "@*" and j < n and s[j] == ":":      # a slice of literal numbers
+            k = j + 1
+            while k < n and (s[k].isdigit() or (s[k] == ":" and s[k - 1].isdigit())):
+                k += 1
+            if k > j + 1 and s[k - 1].isdigit():
+                j = k
+    else:
+        while j < n and s[j].isdigit():
+            j += 1
+    return s[i:j] if j > i and j < n and s[j] == "}" else ""
 
 
 def _run_end(s: str, i: int, n: int, stop: frozenset[str]) -> int:

@@ -40,7 +40,10 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             return -1
         i += 1
     query = spec.get("query_flags", {})
-    if spec.get("primitive") and not (query and any(f in query for f in fields[1:] if f)):
+    alone = spec.get("alone_flags", {})       # sudo -k: resets alone, runs a command given one
+    alone_seen = bool(alone) and any(f in alone for f in fields[1:] if f)
+    if spec.get("primitive") and not (query and any(f in query for f in fields[1:] if f)) \
+            and not alone_seen:
         an.add(spec["primitive"], seg, spec["reason"])
     with_value = spec.get("with_value", {})
     string_opts = spec.get("string_options", {})
@@ -101,6 +104,13 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         if fields[j] in stop:
             end = j
             break
+    if alone_seen:
+        if i >= end:
+            an.add("shell-read", seg, f"{base} {' '.join(f for f in alone if f in fields)} "
+                   "alone runs no command")
+            return None
+        if spec.get("primitive"):
+            an.add(spec["primitive"], seg, spec["reason"])
     if i >= end:
         default = spec.get("default")
         if default:

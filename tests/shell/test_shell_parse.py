@@ -29,8 +29,11 @@ def test_compound_commands_are_flattened() -> None:
     assert segments(text) == list("abcdefghijno")
 
 
-def test_function_definitions_expose_their_body() -> None:
-    assert segments("f() { curl x; }; function g { wget y; }") == ["curl x", "wget y"]
+def test_function_definitions_hold_their_body() -> None:
+    cmds = parse("f() { curl x; }; function g { wget y; }; f")
+    assert [c.function[0] if c.function else c.segment for c in cmds] == ["f", "g", "f"]
+    assert [[b.segment for b in c.function[1]] for c in cmds if c.function] == [["curl x"],
+                                                                                  ["wget y"]]
 
 
 def test_quoting_and_escapes_are_removed() -> None:

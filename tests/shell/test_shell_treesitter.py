@@ -18,11 +18,15 @@ tree_sitter = pytest.importorskip("tree_sitter")
 tree_sitter_bash = pytest.importorskip("tree_sitter_bash")
 
 # Builtins tree-sitter gives node types of their own instead of "command".
-NOT_COMMANDS = {"export", "declare", "typeset", "local", "readonly", "unset", "[[", "["}
+NOT_COMMANDS = {"export", "declare", "typeset", "local", "readonly", "unset", "[[", "[",
+                "time"}  # a reserved word in Bash; tree-sitter reads it as a command
 # Where tree-sitter and Bash disagree, we follow Bash.
 KNOWN_DIFFERENCES = {
     "r\\\nm -rf /": "a line continuation inside a word joins it (Bash runs rm)",
     "coproc curl x": "coproc is a reserved word; the command is curl",
+    "time pytest -q": "time is a reserved word; the command is pytest",
+    "time make build": "time is a reserved word; the command is make",
+    "time -p rm -r old": "time is a reserved word; the command is rm",
 }
 
 
@@ -58,6 +62,8 @@ def _our_names(command: str) -> list[str] | None:
                         walk(part[3])
             for redir in cmd.redirs:
                 walk(redir.body_subs)
+            if cmd.function:
+                walk(cmd.function[1])
 
     try:
         walk(parse(command))
