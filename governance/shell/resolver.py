@@ -143,6 +143,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                         an.script(line, depth + 1, seg)
                 elif value == "-" or an.wrote(value):
                     an.unknown(seg, f"{base} runs recipes known only at run time")
+        if spec.get("queries"):                # psql -c SQL, redis-cli CMD: the statements
+            from governance.shell import database
+
+            matched = database.run(an, spec["queries"], base, argv, cmd, seg, depth)
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:

@@ -69,9 +69,19 @@ class RequestsModel(_Strict):
     sockets: list[str] = []
 
 
+class QueriesModel(_Strict):
+    """Where a database client's statements are (``governance.shell.database``)."""
+
+    language: Literal["sql", "redis", "mongo"] = "sql"
+    code: list[str] = []
+    files: list[str] = []
+    positional: Literal["none", "after-first", "all", "scripts"] = "none"
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
     requests: RequestsModel | None = None
+    queries: QueriesModel | None = None
     replace: bool = False
     runs: list[str] = []
     program: bool = False
@@ -262,6 +272,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
         with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
                           if o not in with_value)
+        if command.queries:
+            with_value.update((o, 1) for o in [*command.queries.code, *command.queries.files]
+                              if o not in with_value)
         requests = command.requests.model_dump() if command.requests else None
         if requests:
             with_value.update((o, 1) for o in [*requests["url_options"], *requests["sockets"],
@@ -273,6 +286,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "replace": command.replace}
         if requests:
             commands[name]["requests"] = requests
+        if command.queries:
+            commands[name]["queries"] = command.queries.model_dump()
     wrappers: dict[str, Any] = {}
     for name, wrapper in model.wrappers.items():
         entry: dict[str, Any] = {
