@@ -41,13 +41,17 @@ __all__ = ["RUNTIME", "Finding", "findings"]
 
 def findings(language: str, code: str) -> list[Finding]:
     """What inline code does beyond computing. language is one of "python", "node", "perl", "ruby",
-    "php", "awk", "lua" (others: return [])."""
+    "php", "awk", "lua", "r", "julia", "tcl" (others: return [])."""
     if language not in LABEL:
         return []
     if language == "python":
         from governance.shell import python_code
 
         return list(dict.fromkeys(python_code.findings(code)))
+    if language == "tcl":
+        from governance.shell import tcl_code
+
+        return list(dict.fromkeys(tcl_code.findings(code)))
     from governance.shell import scanner
 
     return list(dict.fromkeys(scanner.findings(language, code)))

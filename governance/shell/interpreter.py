@@ -97,6 +97,13 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         i += 1
     if i < n and fields[i] != "-" and fields[i] not in STDIN_PATHS:
         word = str(fields[i])
+        if word in spec.get("eval", ()):     # deno eval CODE
+            code = fields[i + 1] if i + 1 < n else ""
+            if code is None:
+                an.unknown(seg, f"{base} {word} runs code known only at run time")
+            elif code:
+                an.inline(language or "code", code, seg, depth)
+            return None
         if "/" not in word and "." not in word and lookup_name(
                 name, an.shell.get("commands", {})) is not None:
             an.plain(base, fields, raws, seg, depth)  # bun add x, deno install y

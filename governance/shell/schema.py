@@ -110,6 +110,7 @@ class WrapperModel(_Strict):
 
 class InterpreterModel(_Strict):
     inline: list[str] = []
+    eval: list[str] = []       # subcommands whose next argument is inline code (deno eval CODE)
     module: list[str] = []
     with_value: list[str] = []
 
@@ -322,7 +323,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),
         "interpreters": {name: {"inline": _flags(i.inline), "module": _flags(i.module),
-                                "with_value": _flags(i.with_value)}
+                                "with_value": _flags(i.with_value), "eval": list(i.eval)}
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
