@@ -114,6 +114,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
     if name is not None:
+        selector = spec.get("selector")
+        if selector and len(fields) > 1 and str(fields[1]).startswith(selector):
+            fields, raws = [fields[0], *fields[2:]], [raws[0], *raws[2:]]   # cargo +nightly
         argv = parse_argv(fields[1:], raws[1:], spec["with_value"])
         quiet = harmless_flag(argv, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
         if quiet is not None:
@@ -147,6 +150,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell import database
 
             matched = database.run(an, spec["queries"], base, argv, cmd, seg, depth)
+        if spec.get("launches"):               # npx PKG, pnpm dlx PKG, go run PKG@v: fetched
+            from governance.shell import launchers
+
+            matched = launchers.run(an, spec["launches"], base, argv, seg, depth) or matched
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:

@@ -78,10 +78,23 @@ class QueriesModel(_Strict):
     positional: Literal["none", "after-first", "all", "scripts"] = "none"
 
 
+class LaunchesModel(_Strict):
+    """How a package launcher names what it fetches (``governance.shell.launchers``)."""
+
+    sub: list[str] = []
+    always: bool = False
+    packages: list[str] = []
+    accept: list[str] = []
+    calls: list[str] = []
+    local: Literal["", "node", "pinned"] = ""
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
     requests: RequestsModel | None = None
     queries: QueriesModel | None = None
+    launches: LaunchesModel | None = None
+    selector: str = Field(default="", max_length=1)   # cargo +nightly: a toolchain, not a subcommand
     replace: bool = False
     runs: list[str] = []
     program: bool = False
@@ -96,6 +109,7 @@ class WrapperModel(_Strict):
     reason: str = ""
     with_value: list[str] = []
     string_options: list[str] = []
+    fetches: list[str] = []    # options whose value is a package fetched first (nix-shell -p)
     query_flags: list[str] = []
     stop: list[str] = []
     after: list[str] | None = None
@@ -276,6 +290,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         if command.queries:
             with_value.update((o, 1) for o in [*command.queries.code, *command.queries.files]
                               if o not in with_value)
+        if command.launches:
+            with_value.update((o, 1) for o in [*command.launches.packages, *command.launches.calls]
+                              if o not in with_value)
         requests = command.requests.model_dump() if command.requests else None
         if requests:
             with_value.update((o, 1) for o in [*requests["url_options"], *requests["sockets"],
@@ -289,12 +306,17 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             commands[name]["requests"] = requests
         if command.queries:
             commands[name]["queries"] = command.queries.model_dump()
+        if command.launches:
+            commands[name]["launches"] = command.launches.model_dump()
+        if command.selector:
+            commands[name]["selector"] = command.selector
     wrappers: dict[str, Any] = {}
     for name, wrapper in model.wrappers.items():
         entry: dict[str, Any] = {
             "primitive": wrapper.primitive, "reason": wrapper.reason or f"{name} wraps a command",
             "with_value": _flags(wrapper.with_value),
             "string_options": _flags(wrapper.string_options),
+            "fetches": _flags(wrapper.fetches),
             "query_flags": _flags(wrapper.query_flags), "stop": _flags(wrapper.stop),
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
