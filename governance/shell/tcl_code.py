@@ -17,6 +17,8 @@ from governance.shell.finding import MAX_DEPTH, Finding, file, run_argv, run_cmd
 
 _SWITCHES = ("-ignorestderr", "-keepnewline", "--")
 _EVAL = ("eval", "uplevel", "subst", "apply")
+_DATA = ("exec", "open", "file", "puts", "set", "list", "lappend", "regexp", "regsub", "string",
+         "dict", "format", "expr", "return", "lindex", "lsort", "join", "split")
 _UNKNOWN = ("load", "interp", "rename", "trace", "namespace")   # only some of their forms
 
 
@@ -111,9 +113,8 @@ def _word(code: str, i: int, out: list[Finding], depth: int) -> tuple[Word, int]
 
 def _command(words: list[Word], out: list[Finding], depth: int) -> None:
     name, args = words[0][0], [w for w, _braced in words[1:]]
-    for value, braced in words[1:]:          # bodies of if, proc, foreach, catch, after ...
-        if braced and value and name not in ("exec", "open", "file", "puts", "set", "list",
-                                            "regexp", "regsub", "string", "dict", "format"):
+    for k, (value, braced) in enumerate(words[1:], 1):   # bodies of if, proc, foreach, catch ...
+        if braced and value and name not in _DATA and not _expression(words, k):
             out.extend(findings(value, depth + 1))
     if name is None:
         out.append(Finding("shell-unknown", "the Tcl code runs a command named at run time"))
@@ -157,6 +158,14 @@ def _command(words: list[Word], out: list[Finding], depth: int) -> None:
             out.extend(findings(" ".join(str(a) for a in body), depth + 1))
     elif name in _UNKNOWN and (name == "load" or args[:1] in (["eval"], ["invokehidden"])):
         out.append(Finding("shell-unknown", reason + ": what it runs is known only at run time"))
+
+
+def _expression(words: list[Word], k: int) -> bool:
+    """Whether word ``k`` is an expression or an argument list, not a script: ``expr {..}``,
+    the condition of ``if``/``elseif``/``while``/``for``, ``proc``'s parameters."""
+    name, before = words[0][0], words[k - 1][0]
+    return name == "expr" or (name in ("if", "while") and k == 1) or before == "elseif" or \
+        (name == "for" and k == 2) or (name == "proc" and k == 2)
 
 
 def _exec(out: list[Finding], args: list[str | None], reason: str) -> None:
