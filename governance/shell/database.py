@@ -93,6 +93,8 @@ class _Reader:
                 an.add("destructive", seg, f"{base}: {detail}")
             elif kind == "shell":
                 an.script(detail, self.depth + 1, seg)
+            elif kind == "pipe":                   # \o |CMD: CMD reads what the queries print
+                an.script(f'cat "$__query_output" | {detail}', self.depth + 1, seg)
             elif kind == "unknown":
                 an.unknown(seg, f"{base}: {detail}")
             elif kind == "file" and self.includes < _MAX_INCLUDES:   # \i FILE, .read FILE

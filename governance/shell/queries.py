@@ -1,13 +1,16 @@
 """Queries a database client runs, read as statements: SQL (a splitter aware of quotes, comments
 and dollar quoting, then each statement's verb), Redis commands and MongoDB shell code.
 
-``verdicts(language, text)`` lists what the text does beyond reading and writing rows:
+``sql(text)``, ``redis(text)``, ``redis_script(lua)`` and ``mongo(code)`` list what the text does
+beyond reading and writing rows:
 ``("destructive", why)`` for ``DROP``, ``TRUNCATE``, ``DELETE``/``UPDATE`` without ``WHERE`` (or
 with an always-true one), ``ALTER ... DROP``, Redis ``FLUSHALL``/``FLUSHDB``/``DEL``/``UNLINK``,
 Mongo ``dropDatabase()``, ``.drop()``, ``deleteMany({})``; ``("shell", command)`` for a command
 the client runs on this machine (psql ``\\!``, sqlite ``.shell``, ``COPY ... PROGRAM``);
-``("unknown", why)`` for statements built at run time (``EXECUTE`` of a non-literal, Redis
-``EVALSHA``). Imported by ``shell.database`` only; no imports at load time.
+``("pipe", command)`` for a command fed the query output (``\\o |cmd``); ``("file", path)``
+for a file of statements it includes (``\\i``, ``.read``); ``("unknown", why)`` for statements
+built at run time (``EXECUTE`` of a non-literal, Redis ``EVALSHA``). Imported by
+``shell.database`` only; no imports at load time.
 """
 
 from __future__ import annotations
@@ -226,7 +229,7 @@ def _client_command(line: str) -> list[tuple[str, str]]:
         command = (head[2:] + " " + rest).strip() if head.startswith("\\!") else rest
         return [("shell", command)] if command else []
     if head in ("\\o", "\\out", "\\g", ".output", ".once") and rest.startswith("|"):
-        return [("shell", rest[1:].strip())]
+        return [("pipe", rest[1:].strip())]      # the command reads the query's output
     if head in ("\\copy",) and " program " in f" {rest.lower()} ":
         lowered = rest.lower()
         program = _unquote(rest[lowered.index(" program ") + 9:].strip().split(" ")[0])

@@ -1,5 +1,10 @@
-"""The scanner for inline Node, Perl, Ruby, PHP, awk and Lua code (see ``shell.inline``): a lexer
-turns literals into tokens, then the idioms of ``_RULES`` are matched on the result. ``re`` is
+"""The scanner for inline Node (Deno, Bun), Perl, Ruby, PHP, awk, Lua, R and Julia code (see
+``shell.inline``): a lexer turns literals into tokens, then each language's calls that act
+(``_RULES``: a kind -> the call names that do it) are matched on the result. Kinds: ``cmd`` and
+``run`` (a command line), ``argv``/``spawn``/``list`` (a program and its arguments; ``cmd``,
+``argv`` and ``list`` in Node only where ``child_process`` is named), ``del``, ``rm`` (a tree when
+``recursive`` is given), ``destroy``, ``write``, ``move``, ``copy``, ``open``, ``net``, ``pkg``
+(installs packages), ``eval`` (a literal is read as code), ``unknown``. ``re`` is
 imported only when there is code to scan.
 """
 
