@@ -52,7 +52,7 @@ def run(an: Walk, spec: dict[str, Any], base: str, argv: Argv, seg: str, depth: 
     if package is None:
         an.unknown(seg, f"{base} runs a package named only at run time")
         return True
-    if not package:
+    if not package or package.startswith((".", "/", "~")):   # npx ./bin/x.js: a local file
         return False
     fetched = spec["always"] or bool(named) or any(f in spec["accept"] for f in argv.flags) or \
         _pinned(package)
@@ -65,12 +65,15 @@ def run(an: Walk, spec: dict[str, Any], base: str, argv: Argv, seg: str, depth: 
 
 def _pinned(package: str) -> bool:
     """A version (``pkg@1``, ``@scope/pkg@latest``) or a remote source (a URL, ``github:``,
-    a flake reference other than the local ``.#x``)."""
+    a flake reference other than the local ``.#x``, a module path under a host name)."""
     if package.startswith(_REMOTE):
         return True
     if "#" in package and not package.startswith((".", "/", "path:")):
         return True
-    return "@" in package[1:] and not package.startswith(("./", "../", "/"))
+    if package.startswith((".", "/")):
+        return False
+    host = package.split("/", 1)[0]
+    return "@" in package[1:] or ("/" in package and "." in host)   # go run example.com/x/cmd
 
 
 def _bin_name(package: str) -> str:

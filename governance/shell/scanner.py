@@ -192,6 +192,8 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
                 kind_, items = "argv", [first, _item(listed.group(1), lits) if listed else []]
                 if listed is None and re.search(r"\bargs\b", text[m.end():end]):
                     items = [first, [None]]
+            elif kind == "spawn" and len(items) > 1 and not isinstance(items[1], list):
+                kind_, items = "argv", [first, [items[1]]]          # R: system2("git", "push")
             elif kind == "wpath":             # write("f", x) writes f; write(io, x) an open stream
                 kind_ = "write" if isinstance(first, str) else ""
             elif kind == "phpvar":            # $f(..): unknown unless $f = function/fn
@@ -353,6 +355,8 @@ def _items(text: str, i: int, lits: list[str | None]) -> tuple[list[Item], int]:
 
 def _item(raw: str, lits: list[str | None]) -> Item:
     s = raw.split(";", 1)[0].strip()         # Julia: f(x; keyword=...)
+    if s[:2] == "c(" and s[-1:] == ")":      # R: c("a", "b") is a vector
+        s = "[" + s[2:-1] + "]"
     return [_value(p, lits) for p in s[1:-1].split(",") if p.strip()] if s[:1] == "[" and s[-1:] == "]" \
         else _value(s, lits)
 

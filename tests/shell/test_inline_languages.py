@@ -77,6 +77,8 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "destructive": "unlink({p}, recursive = TRUE)",
         "file-delete": "file.remove({p})",
         "shell": "system({c})",
+        "argv": "system2('git', 'push')",
+        "vector": "processx::run('git', c('push', 'origin'))",
         "web-fetch": "download.file({u}, 'x.out')",
         "package-install": "install.packages({k}, repos = 'https://cloud.r-project.org')",
         "remotes": "remotes::install_github('r-lib/cli')",
@@ -99,7 +101,8 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
 }
 # acts whose expected primitive is the command's own, or fixed
 SHELLS = {"shell", "system", "pipe", "body"}
-FIXED = {"unlink": "file-delete", "remotes": "package-install", "argv": "vcs-push"}
+FIXED = {"unlink": "file-delete", "remotes": "package-install", "argv": "vcs-push",
+         "vector": "vcs-push"}
 
 
 @st.composite

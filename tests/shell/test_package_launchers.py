@@ -40,7 +40,8 @@ def other_launch(draw: st.DrawFn) -> str:
     return draw(WRAPPERS) + draw(st.sampled_from([
         "uvx ruff check", "uvx --from httpie http", "pipx run black .", "pipx run --spec x y",
         "go run golang.org/x/tools/cmd/goimports@latest -w .", "go run github.com/a/b/cmd/c@v1.2.0",
-        "go run -C tools example.com/gen@latest", "nix run nixpkgs#hello", "nix run github:owner/repo",
+        "go run -C tools example.com/gen@latest", "go run github.com/a/b/cmd/c", "pnpx degit x/y",
+        "nix run nixpkgs#hello", "nix run github:owner/repo",
         "nix shell nixpkgs#jq nixpkgs#yq", "nix-shell -p hello --run hello", "nix-shell -p jq yq",
         "uv run --with requests python x.py", "uv run --with=rich python -m rich",
         "cargo +nightly install ripgrep", "cargo +1.75.0 install --locked cargo-edit",
@@ -88,7 +89,8 @@ def test_the_projects_own_tools_are_not_installs(tmp_path_factory: pytest.TempPa
 
 
 @pytest.mark.parametrize("command", [
-    "go run ./cmd/server", "go run .", "go run main.go", "nix run .#app", "nix run",
+    "go run ./cmd/server", "go run .", "go run main.go", "go run cmd/tool/main.go", "nix run .#app",
+    "nix run", "npx ./scripts/build.js",
     "cargo +nightly build", "cargo +stable test", "poetry show", "brew list",
     "apt-get -o Debug::pkgProblemResolver=1 --simulate install vim", "uv run pytest",
     "nix-shell --run 'make test'", "pnpm exec vitest", "yarn run build"])
