@@ -50,7 +50,8 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "file-delete": "require('fs').unlinkSync({p})",
         "shell": "require('child_process').execSync({c})",
         "web-fetch": "fetch({u}).then(r => r.text())",
-        "shell-unknown": "eval(Buffer.from('Y29uc29sZS5sb2coMSk=', 'base64').toString())"}),
+        "shell-unknown": "eval(Buffer.from('Y29uc29sZS5sb2coMSk=', 'base64').toString())",
+        "opaque": "new Function(atob({x}))()"}),
     "deno": (["deno eval"], [], {
         "destructive": "Deno.removeSync({p}, {{recursive: true}})",
         "web-fetch": "await fetch({u})",
@@ -61,18 +62,21 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "shell": "system({c})",
         "web-fetch": "require 'net/http'; Net::HTTP.get(URI({u}))",
         "package-install": "Gem.install({k})",
-        "shell-unknown": "eval(ARGV[0])"}),
+        "shell-unknown": "eval(ARGV[0])",
+        "opaque": "require 'base64'; eval(Base64.decode64({x}))"}),
     "perl": (["perl -e", "perl -we", "perl -E"], ["perl"], {
         "file-delete": "unlink {p};",
         "destructive": "use File::Path qw(rmtree); rmtree({p});",
         "shell": "system({c});",
         "web-fetch": "use LWP::Simple; get({u});",
-        "shell-unknown": "eval $ARGV[0];"}),
+        "shell-unknown": "eval $ARGV[0];",
+        "opaque": "use MIME::Base64; eval decode_base64({x});"}),
     "php": (["php -r"], [], {
         "file-delete": "unlink({p});",
         "shell": "system({c});",
         "web-fetch": "echo file_get_contents({u});",
-        "shell-unknown": "eval($argv[1]);"}),
+        "shell-unknown": "eval($argv[1]);",
+        "opaque": "eval(base64_decode({x}));"}),
     "r": (["Rscript -e", "Rscript --vanilla -e", "R --no-save -e", "R -q -e"], [], {
         "destructive": "unlink({p}, recursive = TRUE)",
         "file-delete": "file.remove({p})",
@@ -82,14 +86,16 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "web-fetch": "download.file({u}, 'x.out')",
         "package-install": "install.packages({k}, repos = 'https://cloud.r-project.org')",
         "remotes": "remotes::install_github('r-lib/cli')",
-        "shell-unknown": "eval(parse(text = commandArgs(TRUE)[1]))"}),
+        "shell-unknown": "eval(parse(text = commandArgs(TRUE)[1]))",
+        "opaque": "eval(parse(text = rawToChar(base64enc::base64decode({x}))))"}),
     "julia": (["julia -e", "julia --project=. -e", "julia -t 4 -e"], [], {
         "destructive": "rm({p}; recursive=true, force=true)",
         "file-delete": "rm({p})",
         "shell": "run(`{b}`)",
         "web-fetch": "download({u}, \"x.out\")",
         "package-install": "using Pkg; Pkg.add({k})",
-        "shell-unknown": "eval(Meta.parse(ARGS[1]))"}),
+        "shell-unknown": "eval(Meta.parse(ARGS[1]))",
+        "opaque": "using Base64; eval(Meta.parse(String(base64decode({x}))))"}),
     "tcl": ([], ["tclsh"], {
         "destructive": "file delete -force {t}",
         "file-delete": "file delete {t}",
@@ -97,11 +103,12 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "pipe": "set f [open \"|{b}\"]",
         "body": "if {{1}} {{ exec {b} }}",
         "web-fetch": "package require http; http::geturl {u}",
-        "shell-unknown": "eval $argv"}),
+        "shell-unknown": "eval $argv",
+        "opaque": "eval [binary decode base64 {x}]"}),
 }
 # acts whose expected primitive is the command's own, or fixed
 SHELLS = {"shell", "system", "pipe", "body"}
-FIXED = {"unlink": "file-delete", "remotes": "package-install", "argv": "vcs-push",
+FIXED = {"opaque": "shell-unknown", "unlink": "file-delete", "remotes": "package-install", "argv": "vcs-push",
          "vector": "vcs-push"}
 
 
@@ -112,8 +119,9 @@ def inline_program(draw: st.DrawFn) -> tuple[str, str]:
     act = draw(st.sampled_from(sorted(acts)))
     command, expected = draw(COMMANDS)
     path, url, package = draw(PATHS), draw(URLS), draw(PACKAGES)
+    b64 = draw(st.sampled_from(["cm0gLXJmIC8=", "Z2l0IHB1c2g=", "cHJpbnQoMSk="]))
     code = acts[act].format(p=q(path), c=q(command), u=q(url) if language != "tcl" else url,
-                            k=q(package), b=command, t=path)
+                            k=q(package), b=command, t=path, x=q(b64) if language != "tcl" else b64)
     if act not in SHELLS:
         expected = FIXED.get(act, act)
     forms = [f"{{wrapper}}{o} {{quoted}}" for o in options] + \
