@@ -144,6 +144,8 @@ def _unquote(token: str) -> str | None:
 def sql(text: str, depth: int = 0) -> list[tuple[str, str]]:
     """What SQL text does beyond reading and writing rows (see the module's docstring)."""
     found: list[tuple[str, str]] = []
+    if "\\gexec" in text:                     # psql runs every value the query returns as SQL
+        found.append(("unknown", "psql \\gexec runs SQL the query builds at run time"))
     for statement in statements(text):
         if statement[0] in "\\.":
             found.extend(_client_command(statement))
@@ -176,6 +178,12 @@ def _statement(statement: str, depth: int) -> list[tuple[str, str]]:
             return found
     if top[0] == "PREPARE" and "AS" in top:            # PREPARE p AS DELETE FROM t
         top = top[top.index("AS") + 1:] or ["AS"]
+    elif top[0] == "PREPARE" and "FROM" in top:        # MySQL: PREPARE s FROM 'SQL' | @variable
+        source = top[top.index("FROM") + 1:][:1]
+        literal = _unquote(source[0]) if source else None
+        found.extend(sql(literal, depth + 1) if literal is not None and depth < 4 else
+                     [("unknown", f"the SQL prepares a statement built at run time ({short})")])
+        return found
     if top[0] == "EXPLAIN" and "ANALYZE" in top[1:3]:  # EXPLAIN ANALYZE runs the statement
         top = top[1 + top[1:3].index("ANALYZE") + 1:] or ["EXPLAIN"]
     verb = top[0]
@@ -234,6 +242,10 @@ def _client_command(line: str) -> list[tuple[str, str]]:
         lowered = rest.lower()
         program = _unquote(rest[lowered.index(" program ") + 9:].strip().split(" ")[0])
         return [("shell", program)] if program else [("unknown", "\\copy runs a program")]
+    if head in (".read", ".import") and rest.strip("'\"").startswith("|"):   # .read '|cmd'
+        return [("shell", rest.strip("'\"")[1:].strip().rsplit(" ", 1)[0] if head == ".import"
+                 else rest.strip("'\"")[1:].strip()),
+                ("unknown", f"sqlite {head} reads the output of a command")]
     if head in ("\\i", "\\ir", "\\include", "\\include_relative", ".read", "\\.", "source"):
         return [("file", rest.strip("'\""))]
     return []

