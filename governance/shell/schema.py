@@ -181,11 +181,12 @@ def _lean(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flags(items: list[str]) -> dict[str, int]:
-    """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), else one."""
+    """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), ``-p:0`` only
+    one attached to it (``mysql -pSECRET``; ``-p`` alone takes none), else one."""
     out: dict[str, int] = {}
     for item in items:
         name, _, count = item.rpartition(":")
-        if name and count.isdigit() and int(count) > 0:
+        if name and count.isdigit():
             out[name] = int(count)
         else:
             out[item] = 1
