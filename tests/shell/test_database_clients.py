@@ -59,7 +59,9 @@ def delivered(draw: st.DrawFn, sql: str) -> str:
         "mariadb shop -e {q}", "mysql shop <<< {q}", "sqlite3 app.db {q}", "sqlite3 -bail app.db {q}",
         "sqlite3 app.db <<'EOF'\n{s}\nEOF", "echo {q} | sqlite3 app.db", "duckdb x.db -c {q}",
         "duckdb x.db {q}", "clickhouse-client --query {q}", "clickhouse-client -q {q}",
-        "sqlcmd -S db -Q {q}"]))
+        "sqlcmd -S db -Q {q}", "cqlsh -e {q}", "beeline -u jdbc:hive2://h -e {q}", "hive -e {q}",
+        "impala-shell -q {q}", "vsql -c {q}", "usql pg://h/db -c {q}", "trino --execute {q}",
+        "snowsql -q {q}", "mycli -e {q}", "mysql -u root -pSECRET -Bse {q}", "psql -qtAc {q}"]))
     wrapper = draw(st.sampled_from(["", "sudo -u postgres ", "env PGPASSWORD=x ", "timeout 30 "]))
     if sql.startswith("-") and form.endswith(".db {q}"):   # an argument that starts with - is an option
         quoted = shlex.quote("SELECT 1; " + sql)
