@@ -92,6 +92,7 @@ _TRIGGERS = {
     "julia": ("`", "Cmd", "run", "success", "readchomp", "pipeline", "rm", "touch", "mkdir",
               "mkpath", "chmod", "chown", "write", "open", "mv", "cp", "link", "download",
               "request", "HTTP", "Sockets", "eval", "include", "ccall", "dlopen", "Pkg", "pkg"),
+    "powershell": (" ", "-", ".", "&", "Invoke", "iex", "iwr", "irm"),
     "tcl": ("exec", "open", "file", "socket", "http", "eval", "uplevel", "subst", "apply", "load",
             "interp", "$", "[", "{*}"),
     "other": ("system", "exec", "spawn", "popen", "`", "qx", "%x", "open", "unlink", "rmdir",

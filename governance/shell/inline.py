@@ -18,7 +18,7 @@ analysed as Python; ``ctypes``, ``pickle``/``marshal`` loads, ``runpy`` and a ru
 built from constants (``Path('a') / 'b'``, ``system.join``, ``Path.home()``, a name assigned once).
 
 Tcl is read by its words and commands (``shell.tcl_code``). Node (with Deno and Bun), Perl, Ruby,
-PHP, awk, Lua, R and Julia are scanned by ``shell.scanner`` (``re``, imported then): a lexer
+PHP, awk, Lua, R, Julia and PowerShell are scanned by ``shell.scanner`` (``re``, imported then): a lexer
 drops comments and turns literals into tokens (backticks, ``qx``, ``%x`` into command tokens,
 ``qw``/``%w`` into lists, interpolated strings into run-time values), then the idioms of ``_RULES``
 are matched on the result, so a call spelled inside a string is no call. An argument is literal when

@@ -51,6 +51,9 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         if arg == "--":
             i += 1
             break
+        if arg in spec.get("encoded", ()):    # pwsh -EncodedCommand BASE64: opaque
+            an.unknown(seg, f"{base} {arg} runs encoded code, known only at run time")
+            return None
         if arg in with_value:
             if arg in PRELOAD and i + 1 < n and fields[i + 1]:
                 preload.append(str(fields[i + 1]))

@@ -1,4 +1,4 @@
-"""The scanner for inline Node (Deno, Bun), Perl, Ruby, PHP, awk, Lua, R and Julia code (see
+"""The scanner for inline Node (Deno, Bun), Perl, Ruby, PHP, awk, Lua, R, Julia and PowerShell code (see
 ``shell.inline``): a lexer turns literals into tokens, then each language's calls that act
 (``_RULES``: a kind -> the call names that do it) are matched on the result. Kinds: ``cmd`` and
 ``run`` (a command line), ``argv``/``spawn``/``list`` (a program and its arguments; ``cmd``,
@@ -27,6 +27,7 @@ _LEX = {  # the constructs opening literals and comments; interpolation in non-p
     "lua": (r"(?P<long>(?:--)?\[=*\[)|(?P<lc>--)|(?P<q>['\"])", "", ""),
     "r": (r"(?P<lc>#)|(?P<q>['\"])", "", ""),
     "julia": (r"(?P<bc>#=)|(?P<lc>#)|(?P<q>[\"`])", r"(?<!\\)\$[\w(]", "=#"),
+    "powershell": (r"(?P<bc><#)|(?P<lc>#)|(?P<q>['\"])", r"(?<!`)\$[\w{(:]", "#>"),
 }
 _OPS = {  # a quote: p plain (no interpolation), x a command, w a word list, r a pattern (no value)
     "'": "p", "`": "x", "q": "p", "qx": "x", "qw": "pw", "qr": "r", "m": "r", "s": "r", "tr": "r", "y": "r",
@@ -146,7 +147,16 @@ eval (?<![\w.])(?:Core\.)?eval\s*\(\s*(?:Main\s*,\s*)?(?:Meta\.parse|Base\.parse
 eval (?<![\w.])include_string\s*\(\s*(?:Main\s*,\s*)?
 unknown (?<![\w.])(?:ccall|@ccall|Libdl\.dlopen)\b|(?<![\w.])(?:Core\.)?eval\s*\(\s*(?!\s*:)[\w.]+\s*\)
 pkg \bPkg\.(?:add|develop|dev|update|up|rm|remove|instantiate|build|precompile|resolve)\b
-pkg (?<![\w.])pkg(?=\x00)"""}
+pkg (?<![\w.])pkg(?=\x00)""",
+    "powershell": r"""net (?i)(?<![\w-])(?:Invoke-WebRequest|Invoke-RestMethod|iwr|irm|Start-BitsTransfer)\b
+net (?i)\b(?:Net\.WebClient|Net\.Http\.HttpClient|Net\.Sockets)\b|\.Download(?:String|File|Data)\b
+eval (?i)(?<![\w-])(?:Invoke-Expression|iex)\b
+unknown (?i)\[ScriptBlock\]::Create\b|\bFromBase64String\b|(?<![\w-])Add-Type\b|(?<![\w-])Invoke-Command\b
+unknown (?i)(?<![\w-])(?:Start-Process|saps)\b|&\s*\$\w+
+destroy (?i)(?<![\w-])(?:Remove-Item|ri|del|erase|rd|rmdir)\b(?=[^;\n|]*\s-r)
+del (?i)(?<![\w-])(?:Remove-Item|ri)\b
+write (?i)(?<![\w-])(?:Set-Content|Add-Content|Out-File|New-Item|Copy-Item|Move-Item|Rename-Item)\b
+pkg (?i)(?<![\w-])(?:Install-Module|Install-Package|Install-Script|Update-Module|Install-PSResource)\b"""}
 _NET_MODULES = words("http https http2 net tls dgram axios node-fetch undici got request ws superagent "
                       "needle open-uri net/http net/https net/ftp net/smtp socket httparty faraday "
                       "rest-client excon socket.http ssl.https http.request copas.http")
@@ -218,7 +228,28 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
         run_cmd(out, lits[int(m.group(1))], f"the {label} code runs a command in backticks")
     if lang == "awk":
         _awk(out, text, lits)
+    if lang == "powershell":
+        _external(out, text, lits)
     return out
+
+
+_PS_WORDS = words("if else elseif foreach for while do until switch function filter param return try "
+                  "catch finally throw exit break continue begin process end class using trap data")
+
+
+def _external(out: list[Finding], text: str, lits: list[str | None]) -> None:
+    """PowerShell runs a program named by a plain word as it is (``git push``): each statement that
+    starts with one (not a cmdlet's Verb-Noun, a variable or a keyword) is a shell command."""
+    import re
+
+    for statement in re.split(r"[;\n|{}()]", text):
+        first = statement.split(None, 1)[0] if statement.strip() else ""
+        if not first or not re.fullmatch(r"[\w./]+", first) or first.lower() in _PS_WORDS:
+            continue
+        line = re.sub(r"\x00(\d+)\x00", lambda m: "'" + (lits[int(m[1])] or "$__inline").replace(
+            "'", "'\\''") + "'", statement.strip())
+        if "$" not in line.split(None, 1)[0]:
+            run_cmd(out, line, "the PowerShell code runs a program")
 
 
 def _perl_open(items: list[Item]) -> tuple[str, list[Item]]:

@@ -125,6 +125,7 @@ class WrapperModel(_Strict):
 class InterpreterModel(_Strict):
     inline: list[str] = []
     eval: list[str] = []       # subcommands whose next argument is inline code (deno eval CODE)
+    encoded: list[str] = []    # options whose value is encoded code (pwsh -EncodedCommand)
     module: list[str] = []
     with_value: list[str] = []
 
@@ -346,7 +347,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),
         "interpreters": {name: {"inline": _flags(i.inline), "module": _flags(i.module),
-                                "with_value": _flags(i.with_value), "eval": list(i.eval)}
+                                "with_value": _flags(i.with_value), "eval": list(i.eval),
+                                "encoded": list(i.encoded)}
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},

@@ -96,6 +96,14 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "package-install": "using Pkg; Pkg.add({k})",
         "shell-unknown": "eval(Meta.parse(ARGS[1]))",
         "opaque": "using Base64; eval(Meta.parse(String(base64decode({x}))))"}),
+    "powershell": (["pwsh -c", "pwsh -NoProfile -Command", "powershell -c"], [], {
+        "destructive": "Remove-Item -Recurse -Force {p}",
+        "file-delete": "Remove-Item {p}",
+        "shell": "{b}",
+        "web-fetch": "Invoke-WebRequest {u} -OutFile x.out",
+        "package-install": "Install-Module {k} -Force",
+        "shell-unknown": "iwr {u} | iex",
+        "opaque": "Invoke-Expression ([Text.Encoding]::UTF8.GetString([Convert]::FromBase64String({x})))"}),
     "tcl": ([], ["tclsh"], {
         "destructive": "file delete -force {t}",
         "file-delete": "file delete {t}",
@@ -164,6 +172,9 @@ HARMLESS = {
     "tcl": ["puts hello", "set x [expr {1+2}]; puts $x", "foreach i {1 2 3} { puts $i }",
             "proc add {a b} { return [expr {$a + $b}] }; puts [add 1 2]"],
     "deno": ["console.log(Deno.version)"],
+    "powershell": ["Get-Date", "$x = Get-ChildItem; Write-Host $x.Count",
+                   "foreach ($i in 1..3) { Write-Output $i }",
+                   "Get-Content README.md | Select-Object -First 5"],
 }
 
 
