@@ -127,7 +127,8 @@ net (?<![\w.:])(?:GET|POST|PUT|PATCH|DELETE|HEAD|VERB|getURL|curl_download|curl_
 url (?<![\w.])(?:source|read\.csv|read\.table|read\.delim|readLines|readRDS|load)(?=\s*\()
 url (?<![\w.])(?:fromJSON|read_csv|fread)(?=\s*\()
 eval (?<![\w.])(?:base::)?evalq?\s*\(\s*(?:base::)?(?:parse|str2lang|str2expression)\s*\(\s*(?:text\s*=\s*)?
-rcall (?<![\w.])(?:do\.call|match\.fun|get|getFunction|Recall)(?=\s*\()
+rcall (?<![\w.])(?:do\.call|Recall)(?=\s*\()
+rget (?<![\w.])(?:match\.fun|get|getFunction)(?=\s*\()
 unknown (?<![\w.])(?:dyn\.load|\.Call|\.External|\.Internal|\.Primitive)(?=\s*\()
 pkg (?<![\w.])(?:utils::)?(?:install\.packages|update\.packages|remove\.packages)(?=\s*\()
 pkg \b(?:remotes|devtools)::(?:install_\w+|update_packages)
@@ -193,8 +194,10 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
                     "net" if first.removeprefix("node:") in _NET_MODULES else ""
             elif kind == "phpcall":           # call_user_func('system', ..)
                 kind_ = "unknown" if first in _PHP_SHELL else ""
-            elif kind == "rcall":             # do.call("system", ..), get(x)
+            elif kind == "rcall":             # do.call("system", ..), do.call(f, ..)
                 kind_ = "unknown" if first is None or first in _R_SHELL else ""
+            elif kind == "rget":              # get("system")(..); get(x) is a value
+                kind_ = "unknown" if first in _R_SHELL else ""
             elif kind == "jrun":              # run(`cmd`) runs a literal command; run(x) is unknown
                 kind_ = "" if "\x01" in text[m.end():end] or "Cmd" in text[m.end():end] else "unknown"
             elif kind == "denocmd":           # new Deno.Command("git", {args: ["push"]})
