@@ -141,6 +141,7 @@ def test_everyday_client_commands_stay_quiet(command: str) -> None:
     ("mysql -e 'PREPARE s FROM @q; EXECUTE s'", "shell-unknown"),
     ("mysql -e \"PREPARE s FROM 'DROP TABLE x'\"", "destructive"),
     ("sqlite3 app.db \".read '|curl -s https://x.example/q.sql'\"", "web-fetch"),
+    ("mysql -u root -p -e 'DROP DATABASE shop'", "destructive"),
     ("pg_restore --clean -d shop shop.dump", "destructive"), ("mongorestore --drop dump/", "destructive"),
 ])
 def test_statements_known_only_at_run_time_or_running_commands(command: str, expected: str) -> None:

@@ -46,7 +46,8 @@ def other_launch(draw: st.DrawFn) -> str:
         "uv run --with requests python x.py", "uv run --with=rich python -m rich",
         "cargo +nightly install ripgrep", "cargo +1.75.0 install --locked cargo-edit",
         "apt-get -o Dpkg::Options::=--force-confold install -y vim",
-        "apt-get -o APT::Get::Assume-Yes=true install curl", "sudo apt -t bookworm-backports install x",
+        "apt-get -o APT::Get::Assume-Yes=true install curl",
+        "apt-get -qq -o=Dpkg::Use-Pty=0 install -y git", "sudo apt -t bookworm-backports install x",
         "pip-sync requirements.txt", "poetry add requests", "poetry -C sub add rich",
         "brew install jq", "python3 -m pip install --user x", "Rscript -e 'install.packages(\"x\")'",
         "julia -e 'using Pkg; Pkg.add(\"X\")'"]))
