@@ -44,7 +44,8 @@ def words(text: str) -> frozenset[str]:
 RUNTIME = "$__inline"   # stands for a run-time part of a command template
 MAX_DEPTH = 6            # code evaluated by code evaluated by code ...
 LABEL = {"python": "Python", "node": "Node", "perl": "Perl", "ruby": "Ruby", "php": "PHP", "awk": "awk",
-          "lua": "Lua"}
+          "lua": "Lua", "r": "R", "julia": "Julia", "tcl": "Tcl",
+          "powershell": "PowerShell"}
 
 
 def run_cmd(out: list[Finding], value: Item, reason: str, template: str | None = None) -> None:
@@ -90,6 +91,8 @@ def apply(out: list[Finding], kind: str, items: list[Item], reason: str,
     elif kind == "eval":
         out.extend(evaluate(first) if isinstance(first, str) else
                    [Finding("shell-unknown", reason + " on code known only at run time")])
+    elif kind == "pkg":
+        out.append(Finding("package-install", reason + ", which installs packages"))
     elif kind in ("net", "unknown"):
         out.append(Finding("web-fetch", reason, path=first if isinstance(first, str) else None)
                    if kind == "net" else

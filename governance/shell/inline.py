@@ -3,8 +3,9 @@
 ``findings(language, code)`` reports running a command (``shell``, with a literal ``command`` or
 ``argv`` for the caller to analyse as Bash; ``shell-unknown`` when the command, or code evaluated, is
 known only at run time), network access (``web-fetch``), deleting (``file-delete``; ``destructive``
-for trees) and writing (``file-write``), with the literal ``path`` when known. Code that only
-computes or prints yields ``[]``, whatever its strings say. A program with a literal name and
+for trees), writing (``file-write``), with the literal ``path`` when known, and installing
+packages (``package-install``: ``pip.main``, ``install.packages``, ``Pkg.add``, ``Gem.install``).
+Code that only computes or prints yields ``[]``, whatever its strings say. A program with a literal name and
 run-time arguments also yields a ``shell`` template with ``"$__inline"`` for the run-time parts.
 
 Nothing is imported at load time (hot path). Python is parsed with ``ast`` (imported then) by
@@ -16,7 +17,8 @@ analysed as Python; ``ctypes``, ``pickle``/``marshal`` loads, ``runpy`` and a ru
 (``map(os.system, x)``, ``class A: r = os.system``) are ``shell-unknown``. Paths are literal when
 built from constants (``Path('a') / 'b'``, ``system.join``, ``Path.home()``, a name assigned once).
 
-Node, Perl, Ruby, PHP, awk and Lua are scanned by ``shell.scanner`` (``re``, imported then): a lexer
+Tcl is read by its words and commands (``shell.tcl_code``). Node (with Deno and Bun), Perl, Ruby,
+PHP, awk, Lua, R, Julia and PowerShell are scanned by ``shell.scanner`` (``re``, imported then): a lexer
 drops comments and turns literals into tokens (backticks, ``qx``, ``%x`` into command tokens,
 ``qw``/``%w`` into lists, interpolated strings into run-time values), then the idioms of ``_RULES``
 are matched on the result, so a call spelled inside a string is no call. An argument is literal when
@@ -41,13 +43,17 @@ __all__ = ["RUNTIME", "Finding", "findings"]
 
 def findings(language: str, code: str) -> list[Finding]:
     """What inline code does beyond computing. language is one of "python", "node", "perl", "ruby",
-    "php", "awk", "lua" (others: return [])."""
+    "php", "awk", "lua", "r", "julia", "tcl" (others: return [])."""
     if language not in LABEL:
         return []
     if language == "python":
         from governance.shell import python_code
 
         return list(dict.fromkeys(python_code.findings(code)))
+    if language == "tcl":
+        from governance.shell import tcl_code
+
+        return list(dict.fromkeys(tcl_code.findings(code)))
     from governance.shell import scanner
 
     return list(dict.fromkeys(scanner.findings(language, code)))

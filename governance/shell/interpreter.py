@@ -51,6 +51,9 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         if arg == "--":
             i += 1
             break
+        if arg in spec.get("encoded", ()):    # pwsh -EncodedCommand BASE64: opaque
+            an.unknown(seg, f"{base} {arg} runs encoded code, known only at run time")
+            return None
         if arg in with_value:
             if arg in PRELOAD and i + 1 < n and fields[i + 1]:
                 preload.append(str(fields[i + 1]))
@@ -97,6 +100,13 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         i += 1
     if i < n and fields[i] != "-" and fields[i] not in STDIN_PATHS:
         word = str(fields[i])
+        if word in spec.get("eval", ()):     # deno eval CODE
+            code = fields[i + 1] if i + 1 < n else ""
+            if code is None:
+                an.unknown(seg, f"{base} {word} runs code known only at run time")
+            elif code:
+                an.inline(language or "code", code, seg, depth)
+            return None
         if "/" not in word and "." not in word and lookup_name(
                 name, an.shell.get("commands", {})) is not None:
             an.plain(base, fields, raws, seg, depth)  # bun add x, deno install y

@@ -11,7 +11,9 @@ if TYPE_CHECKING:
 
 # interpreter name -> the language ``shell.inline`` reads
 LANGUAGES = {"python": "python", "pypy": "python", "node": "node", "bun": "node", "deno": "node",
-             "perl": "perl", "ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua"}
+             "perl": "perl", "ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua",
+             "Rscript": "r", "R": "r", "julia": "julia", "tclsh": "tcl", "wish": "tcl",
+             "pwsh": "powershell", "powershell": "powershell"}
 
 
 def language_of(name: str) -> str | None:

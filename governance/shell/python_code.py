@@ -23,7 +23,7 @@ _PY = {name: kind for kind, names in (
     ("copy", "shutil.copy shutil.copy2 shutil.copyfile shutil.copytree os.link os.symlink"),
     ("write", "os.truncate os.mkdir os.makedirs os.mkfifo os.chmod os.chown os.utime shutil.chown "
               "sqlite3.connect dbm.open shelve.open"),
-    ("osopen", "os.open")) for name in names.split()}
+    ("osopen", "os.open"), ("pkg", "pip.main ensurepip.bootstrap ensurepip._main")) for name in names.split()}
 _ROOTS = (("net", words("urllib.request urllib.urlopen urllib2 urllib3 http.client httplib requests httpx "
                          "aiohttp ftplib smtplib telnetlib poplib imaplib xmlrpc.client paramiko webbrowser "
                          "pip._internal socket.socket socket.create_connection socket.getaddrinfo pycurl "

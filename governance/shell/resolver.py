@@ -154,6 +154,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
     if name is not None:
+        selector = spec.get("selector")
+        if selector and len(fields) > 1 and str(fields[1]).startswith(selector):
+            fields, raws = [fields[0], *fields[2:]], [raws[0], *raws[2:]]   # cargo +nightly
         argv = parse_spec(spec, fields[1:], raws[1:])
         for option in argv.text:          # git commit -m TEXT, -F - <<EOF: prose, not acts
             for value, raw in argv.values.get(option, ()):
@@ -189,6 +192,14 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                         an.script(line, depth + 1, seg)
                 elif value == "-" or an.wrote(value):
                     an.unknown(seg, f"{base} runs recipes known only at run time")
+        if spec.get("queries"):                # psql -c SQL, redis-cli CMD: the statements
+            from governance.shell import database
+
+            matched = database.run(an, spec["queries"], base, argv, cmd, seg, depth)
+        if spec.get("launches"):               # npx PKG, pnpm dlx PKG, go run PKG@v: fetched
+            from governance.shell import launchers
+
+            matched = launchers.run(an, spec["launches"], base, argv, seg, depth) or matched
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:

@@ -77,10 +77,11 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
         argv.flags.append(name)
         if eq:
             argv.values.setdefault(name, []).append((attached, raw))
-        elif name in with_value and i < n:
+        elif name in with_value and i < n and with_value[name]:
             argv.values.setdefault(name, []).append((fields[i], raws[i] if i < len(raws) else ""))
             i += int(with_value[name])  # True (older caches) counts as one
         elif not name.startswith("--") and len(name) > 2 and name[:2] in with_value:
+            argv.flags[-1] = name[:2]         # -o=Dpkg::Use-Pty=0: the value's letters are no flags
             argv.values.setdefault(name[:2], []).append((name[2:], raw))
         elif not name.startswith("--") and len(name) > 2:
             # a bundle whose later letter takes a value: curl -sSo FILE, tar -xzfFILE
@@ -89,6 +90,7 @@ def parse_argv(fields: list[str | None], raws: list[str], with_value: dict[str, 
                 if option in with_value:
                     argv.flags.append(option)
                     if k + 1 < len(name):
+                        argv.flags[-2] = name[:k + 1]    # tar -xzfFILE: FILE's letters are no flags
                         argv.values.setdefault(option, []).append((name[k + 1:], raw))
                     elif i < n:
                         argv.values.setdefault(option, []).append(

@@ -1,5 +1,10 @@
-"""The scanner for inline Node, Perl, Ruby, PHP, awk and Lua code (see ``shell.inline``): a lexer
-turns literals into tokens, then the idioms of ``_RULES`` are matched on the result. ``re`` is
+"""The scanner for inline Node (Deno, Bun), Perl, Ruby, PHP, awk, Lua, R, Julia and PowerShell code (see
+``shell.inline``): a lexer turns literals into tokens, then each language's calls that act
+(``_RULES``: a kind -> the call names that do it) are matched on the result. Kinds: ``cmd`` and
+``run`` (a command line), ``argv``/``spawn``/``list`` (a program and its arguments; ``cmd``,
+``argv`` and ``list`` in Node only where ``child_process`` is named), ``del``, ``rm`` (a tree when
+``recursive`` is given), ``destroy``, ``write``, ``move``, ``copy``, ``open``, ``net``, ``pkg``
+(installs packages), ``eval`` (a literal is read as code), ``unknown``. ``re`` is
 imported only when there is code to scan.
 """
 
@@ -20,6 +25,9 @@ _LEX = {  # the constructs opening literals and comments; interpolation in non-p
     "php": (r"(?P<bc>/\*)|(?P<lc>//|#)|(?P<q>['\"`])", r"(?<!\\)\$[\w{]|\{\$", "*/"),
     "awk": (r"(?P<lc>#)|(?P<q>\")|(?P<re>/)", "", ""),
     "lua": (r"(?P<long>(?:--)?\[=*\[)|(?P<lc>--)|(?P<q>['\"])", "", ""),
+    "r": (r"(?P<lc>#)|(?P<q>['\"])", "", ""),
+    "julia": (r"(?P<bc>#=)|(?P<lc>#)|(?P<q>[\"`])", r"(?<!\\)\$[\w(]", "=#"),
+    "powershell": (r"(?P<bc><#)|(?P<lc>#)|(?P<q>['\"])", r"(?<!`)\$[\w{(:]", "#>"),
 }
 _OPS = {  # a quote: p plain (no interpolation), x a command, w a word list, r a pattern (no value)
     "'": "p", "`": "x", "q": "p", "qx": "x", "qw": "pw", "qr": "r", "m": "r", "s": "r", "tr": "r", "y": "r",
@@ -42,7 +50,16 @@ move (?<![\w$])renameSync\b|\.rename\b
 copy (?<![\w$])(?:copyFileSync|cpSync|symlinkSync|linkSync)\b|\.(?:copyFile|cp|symlink)\b
 rm (?<![\w$])(?:unlinkSync|rmdirSync|rmSync)\b|\.(?:unlink|rmdir|rm)\b
 destroy (?<![\w$.])rimraf(?:\.sync)?(?=\s*\()
-open (?<![\w$])openSync\b|\bfs\.open\b""",
+open (?<![\w$])openSync\b|\bfs\.open\b
+run \bBun\.\$(?=\s*\x00)|(?<![\w$.])\$(?=\x00)
+spawn \bBun\.spawn(?:Sync)?(?=\s*\()|\bDeno\.run(?=\s*\()
+denocmd \bnew\s+Deno\.Command(?=\s*\()
+unknown \bDeno\.(?:dlopen|openPlugin)\b
+rm \bDeno\.remove(?:Sync)?\b
+write \bDeno\.(?:writeTextFile|writeFile|mkdir|truncate|chmod|create|open)(?:Sync)?\b|\bBun\.write\b
+move \bDeno\.rename(?:Sync)?\b
+copy \bDeno\.(?:copyFile|symlink|link)(?:Sync)?\b
+net \bDeno\.(?:connect|connectTls|resolveDns)\b""",
     "perl": r"""list <P>(?:CORE::)?(?:system|exec)\b(?!\s*(?:=>|\}))
 cmd <P>readpipe\b
 perlopen <P>open\b
@@ -53,7 +70,8 @@ move <P>(?:File::Copy::)?(?:move|mv)\b|<P>rename\b
 copy <P>(?:File::Copy::)?(?:copy|cp)\b|<P>(?:symlink|link)\b
 write <P>(?:mkdir|truncate)\b
 net \b(?:LWP|HTTP::Tiny|IO::Socket|Net::(?:HTTP|FTP|SMTP|Ping|SSH2?|Telnet|POP3|IMAP\w*)|Socket)\b
-net \b(?:Mojo::UserAgent|WWW::Mechanize)\b|<P>socket(?=\s*\()""",
+net \b(?:Mojo::UserAgent|WWW::Mechanize)\b|<P>socket(?=\s*\()
+pkg \bCPAN::(?:Shell->)?(?:install|force)\b|\bApp::cpanminus\b""",
     "ruby": r"""list (?:\b(?:Kernel|Process)\.|<R>)(?:system|exec|spawn)\b(?![?!:])
 cmd \bIO\.popen\b
 list \bPTY\.spawn\b|\bOpen3\.\w+
@@ -68,7 +86,8 @@ move \bFile\.rename\b|\bFileUtils\.(?:mv|move)\b
 copy \bFileUtils\.(?:cp|copy|cp_r|ln|ln_s|ln_sf|install|copy_file)\b|\bFile\.(?:symlink|link)\b
 net \b(?:Net::(?:HTTP|FTP|SMTP|Telnet|SSH|POP3|IMAP)|URI\.open|TCPSocket|UDPSocket|Socket)\b
 net \b(?:HTTParty|Faraday|RestClient|Excon|Typhoeus)\b
-require <R>require\b""",
+require <R>require\b
+pkg \bGem\.install\b|\bGem::(?:DependencyInstaller|Installer)\b|\bBundler::CLI\b""",
     "php": r"""cmd <H>(?:system|exec|shell_exec|passthru|popen|proc_open)(?=\s*\()
 argv <H>pcntl_exec(?=\s*\()
 eval <H>(?:eval|assert)(?=\s*\()
@@ -93,10 +112,56 @@ open \bio\.open\b
 eval (?<![\w.:])(?:loadstring|load)\b
 unknown (?<![\w.:])(?:dofile|loadfile)\b|\bpackage\.loadlib\b|\bffi\.C\b|\b(?:os|io)\s*\[
 require (?<![\w.:])require\b
-net \b(?:socket\.(?:http|tcp|udp|connect|dns)|http\.request|ssl\.https)\b"""}
+net \b(?:socket\.(?:http|tcp|udp|connect|dns)|http\.request|ssl\.https)\b""",
+    "r": r"""run (?<![\w.])(?:base::)?(?:system|shell|pipe)(?=\s*\()
+spawn (?<![\w.])(?:base::)?system2(?=\s*\()
+spawn \b(?:processx::run|sys::exec_wait|sys::exec_internal|sys::exec_background)(?=\s*\()
+rm (?<![\w.])(?:base::)?unlink(?=\s*\()
+del (?<![\w.])(?:base::)?file\.remove(?=\s*\()|\bfs::file_delete(?=\s*\()
+destroy \bfs::dir_delete(?=\s*\()
+write (?<![\w.])(?:file\.create|dir\.create|Sys\.chmod)(?=\s*\()|\bfs::(?:file_create|dir_create)(?=\s*\()
+move (?<![\w.])file\.rename(?=\s*\()|\bfs::file_move(?=\s*\()
+copy (?<![\w.])(?:file\.copy|file\.symlink|file\.link)(?=\s*\()|\bfs::file_copy(?=\s*\()
+net (?<![\w.])(?:utils::)?(?:download\.file|url|socketConnection)(?=\s*\()|\b(?:curl|httr2?|RCurl|crul)::\w+
+net (?<![\w.:])(?:GET|POST|PUT|PATCH|DELETE|HEAD|VERB|getURL|curl_download|curl_fetch_memory)(?=\s*\()
+url (?<![\w.])(?:source|read\.csv|read\.table|read\.delim|readLines|readRDS|load)(?=\s*\()
+url (?<![\w.])(?:fromJSON|read_csv|fread)(?=\s*\()
+eval (?<![\w.])(?:base::)?evalq?\s*\(\s*(?:base::)?(?:parse|str2lang|str2expression)\s*\(\s*(?:text\s*=\s*)?
+rcall (?<![\w.])(?:do\.call|Recall)(?=\s*\()
+rget (?<![\w.])(?:match\.fun|get|getFunction)(?=\s*\()
+unknown (?<![\w.])(?:dyn\.load|\.Call|\.External|\.Internal|\.Primitive)(?=\s*\()
+pkg (?<![\w.])(?:utils::)?(?:install\.packages|update\.packages|remove\.packages)(?=\s*\()
+pkg \b(?:remotes|devtools)::(?:install_\w+|update_packages)
+pkg (?<![\w.:])install_(?:github|gitlab|cran|url|local|version|deps)(?=\s*\()
+pkg \b(?:BiocManager::install|pak::(?:pkg_install|pak|local_install))\b
+pkg \brenv::(?:install|restore|update|hydrate)\b""",
+    "julia": r"""argv (?<![\w.])Cmd(?=\s*\()
+jrun (?<![\w.])(?:run|success|readchomp|pipeline|Base\.run)(?=\s*\()
+rm (?<![\w.])(?:Base\.)?(?:Filesystem\.)?rm(?=\s*\()
+write (?<![\w.])(?:touch|mkdir|mkpath|chmod|chown)(?=\s*\()
+wpath (?<![\w.])write(?=\s*\()
+open (?<![\w.])open(?=\s*\()
+move (?<![\w.])mv(?=\s*\()
+copy (?<![\w.])(?:cp|symlink|hardlink)(?=\s*\()
+net (?<![\w.])(?:Downloads\.)?(?:download|request)(?=\s*\()|\bHTTP\.\w+|\bSockets\.connect\b
+eval (?<![\w.])(?:Core\.)?eval\s*\(\s*(?:Main\s*,\s*)?(?:Meta\.parse|Base\.parse_input_line)\s*\(
+eval (?<![\w.])include_string\s*\(\s*(?:Main\s*,\s*)?
+unknown (?<![\w.])(?:ccall|@ccall|Libdl\.dlopen)\b|(?<![\w.])(?:Core\.)?eval\s*\(\s*(?!\s*:)[\w.]+\s*\)
+pkg \bPkg\.(?:add|develop|dev|update|up|rm|remove|instantiate|build|precompile|resolve)\b
+pkg (?<![\w.])pkg(?=\x00)""",
+    "powershell": r"""net (?i)(?<![\w-])(?:Invoke-WebRequest|Invoke-RestMethod|iwr|irm|Start-BitsTransfer)\b
+net (?i)\b(?:Net\.WebClient|Net\.Http\.HttpClient|Net\.Sockets)\b|\.Download(?:String|File|Data)\b
+eval (?i)(?<![\w-])(?:Invoke-Expression|iex)\b
+unknown (?i)\[ScriptBlock\]::Create\b|\bFromBase64String\b|(?<![\w-])Add-Type\b|(?<![\w-])Invoke-Command\b
+unknown (?i)(?<![\w-])(?:Start-Process|saps)\b|&\s*\$\w+
+destroy (?i)(?<![\w-])(?:Remove-Item|ri|del|erase|rd|rmdir)\b(?=[^;\n|]*\s-r)
+del (?i)(?<![\w-])(?:Remove-Item|ri)\b
+write (?i)(?<![\w-])(?:Set-Content|Add-Content|Out-File|New-Item|Copy-Item|Move-Item|Rename-Item)\b
+pkg (?i)(?<![\w-])(?:Install-Module|Install-Package|Install-Script|Update-Module|Install-PSResource)\b"""}
 _NET_MODULES = words("http https http2 net tls dgram axios node-fetch undici got request ws superagent "
                       "needle open-uri net/http net/https net/ftp net/smtp socket httparty faraday "
                       "rest-client excon socket.http ssl.https http.request copas.http")
+_R_SHELL = words("system system2 shell pipe unlink file.remove eval evalq parse source")
 _PHP_SHELL = words("system exec shell_exec passthru popen proc_open pcntl_exec")
 
 
@@ -129,6 +194,21 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
                     "net" if first.removeprefix("node:") in _NET_MODULES else ""
             elif kind == "phpcall":           # call_user_func('system', ..)
                 kind_ = "unknown" if first in _PHP_SHELL else ""
+            elif kind == "rcall":             # do.call("system", ..), do.call(f, ..)
+                kind_ = "unknown" if first is None or first in _R_SHELL else ""
+            elif kind == "rget":              # get("system")(..); get(x) is a value
+                kind_ = "unknown" if first in _R_SHELL else ""
+            elif kind == "jrun":              # run(`cmd`) runs a literal command; run(x) is unknown
+                kind_ = "" if "\x01" in text[m.end():end] or "Cmd" in text[m.end():end] else "unknown"
+            elif kind == "denocmd":           # new Deno.Command("git", {args: ["push"]})
+                listed = re.search(r"\bargs\s*:\s*(\[[^\[\]]*\])", text[m.end():end])
+                kind_, items = "argv", [first, _item(listed.group(1), lits) if listed else []]
+                if listed is None and re.search(r"\bargs\b", text[m.end():end]):
+                    items = [first, [None]]
+            elif kind == "spawn" and len(items) > 1 and not isinstance(items[1], list):
+                kind_, items = "argv", [first, [items[1]]]          # R: system2("git", "push")
+            elif kind == "wpath":             # write("f", x) writes f; write(io, x) an open stream
+                kind_ = "write" if isinstance(first, str) else ""
             elif kind == "phpvar":            # $f(..): unknown unless $f = function/fn
                 kind_ = "" if m.group() in closures else "unknown"
             elif kind == "rm":
@@ -144,14 +224,35 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
                 kind_, items = _perl_open(items)
             else:
                 kind_ = "" if kind in ("cmd", "argv", "list", "cpref") and not gate else \
-                    "unknown" if kind == "cpref" else kind
+                    "unknown" if kind == "cpref" else {"run": "cmd", "spawn": "argv"}.get(kind, kind)
             apply(out, kind_, items, f"the {label} code calls {m.group().strip()}",
                   lambda code: findings(lang, code, depth + 1))
     for m in re.finditer(r"\x01(\d+)\x01", text):
         run_cmd(out, lits[int(m.group(1))], f"the {label} code runs a command in backticks")
     if lang == "awk":
         _awk(out, text, lits)
+    if lang == "powershell":
+        _external(out, text, lits)
     return out
+
+
+_PS_WORDS = words("if else elseif foreach for while do until switch function filter param return try "
+                  "catch finally throw exit break continue begin process end class using trap data")
+
+
+def _external(out: list[Finding], text: str, lits: list[str | None]) -> None:
+    """PowerShell runs a program named by a plain word as it is (``git push``): each statement that
+    starts with one (not a cmdlet's Verb-Noun, a variable or a keyword) is a shell command."""
+    import re
+
+    for statement in re.split(r"[;\n|{}()]", text):
+        first = statement.split(None, 1)[0] if statement.strip() else ""
+        if not first or not re.fullmatch(r"[\w./]+", first) or first.lower() in _PS_WORDS:
+            continue
+        line = re.sub(r"\x00(\d+)\x00", lambda m: "'" + (lits[int(m[1])] or "$__inline").replace(
+            "'", "'\\''") + "'", statement.strip())
+        if "$" not in line.split(None, 1)[0]:
+            run_cmd(out, line, "the PowerShell code runs a program")
 
 
 def _perl_open(items: list[Item]) -> tuple[str, list[Item]]:
@@ -287,7 +388,9 @@ def _items(text: str, i: int, lits: list[str | None]) -> tuple[list[Item], int]:
 
 
 def _item(raw: str, lits: list[str | None]) -> Item:
-    s = raw.strip()
+    s = raw.split(";", 1)[0].strip()         # Julia: f(x; keyword=...)
+    if s[:2] == "c(" and s[-1:] == ")":      # R: c("a", "b") is a vector
+        s = "[" + s[2:-1] + "]"
     return [_value(p, lits) for p in s[1:-1].split(",") if p.strip()] if s[:1] == "[" and s[-1:] == "]" \
         else _value(s, lits)
 

@@ -69,9 +69,32 @@ class RequestsModel(_Strict):
     sockets: list[str] = []
 
 
+class QueriesModel(_Strict):
+    """Where a database client's statements are (``governance.shell.database``)."""
+
+    language: Literal["sql", "redis", "mongo"] = "sql"
+    code: list[str] = []
+    files: list[str] = []
+    positional: Literal["none", "after-first", "all", "scripts"] = "none"
+
+
+class LaunchesModel(_Strict):
+    """How a package launcher names what it fetches (``governance.shell.launchers``)."""
+
+    sub: list[str] = []
+    always: bool = False
+    packages: list[str] = []
+    accept: list[str] = []
+    calls: list[str] = []
+    local: Literal["", "node", "pinned"] = ""
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
     requests: RequestsModel | None = None
+    queries: QueriesModel | None = None
+    launches: LaunchesModel | None = None
+    selector: str = Field(default="", max_length=1)   # cargo +nightly: a toolchain, not a subcommand
     replace: bool = False
     runs: list[str] = []
     program: bool = False
@@ -91,6 +114,7 @@ class WrapperModel(_Strict):
     reason: str = ""
     with_value: list[str] = []
     string_options: list[str] = []
+    fetches: list[str] = []    # options whose value is a package fetched first (nix-shell -p)
     query_flags: list[str] = []
     alone_flags: list[str] = []   # only query when no command follows (sudo -k), else run it
     stop: list[str] = []
@@ -108,6 +132,8 @@ class WrapperModel(_Strict):
 
 class InterpreterModel(_Strict):
     inline: list[str] = []
+    eval: list[str] = []       # subcommands whose next argument is inline code (deno eval CODE)
+    encoded: list[str] = []    # options whose value is encoded code (pwsh -EncodedCommand)
     module: list[str] = []
     with_value: list[str] = []
 
@@ -184,11 +210,12 @@ def _options(items: list[str]) -> dict[str, int]:
 
 
 def _flags(items: list[str]) -> dict[str, int]:
-    """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), else one."""
+    """Options that take values: ``--set:2`` takes two (``just --set NAME VALUE``), ``-p:0`` only
+    one attached to it (``mysql -pSECRET``; ``-p`` alone takes none), else one."""
     out: dict[str, int] = {}
     for item in items:
         name, _, count = item.rpartition(":")
-        if name and count.isdigit() and int(count) > 0:
+        if name and count.isdigit():
             out[name] = int(count)
         else:
             out[item] = 1
@@ -290,6 +317,12 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
         with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
                           if o not in with_value)
+        if command.queries:
+            with_value.update((o, 1) for o in [*command.queries.code, *command.queries.files]
+                              if o not in with_value)
+        if command.launches:
+            with_value.update((o, 1) for o in [*command.launches.packages, *command.launches.calls]
+                              if o not in with_value)
         requests = command.requests.model_dump() if command.requests else None
         if requests:
             with_value.update((o, 1) for o in [*requests["url_options"], *requests["sockets"],
@@ -306,12 +339,19 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             commands[name]["messages"] = list(command.messages)
         if requests:
             commands[name]["requests"] = requests
+        if command.queries:
+            commands[name]["queries"] = command.queries.model_dump()
+        if command.launches:
+            commands[name]["launches"] = command.launches.model_dump()
+        if command.selector:
+            commands[name]["selector"] = command.selector
     wrappers: dict[str, Any] = {}
     for name, wrapper in model.wrappers.items():
         entry: dict[str, Any] = {
             "primitive": wrapper.primitive, "reason": wrapper.reason or f"{name} wraps a command",
             "with_value": _flags(wrapper.with_value),
             "string_options": _flags(wrapper.string_options),
+            "fetches": _flags(wrapper.fetches),
             "query_flags": _flags(wrapper.query_flags), "stop": _flags(wrapper.stop),
             "alone_flags": _flags(wrapper.alone_flags),
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
@@ -343,7 +383,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),
         "interpreters": {name: {"inline": _flags(i.inline), "module": _flags(i.module),
-                                "with_value": _flags(i.with_value)}
+                                "with_value": _flags(i.with_value), "eval": list(i.eval),
+                                "encoded": list(i.encoded)}
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},

@@ -82,6 +82,8 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
+            if arg.split("=", 1)[0] in spec.get("fetches", ()):   # nix-shell -p PKG, uv run --with
+                an.add("package-install", seg, f"{base} {arg} fetches a package first")
             i += 1 + int(with_value.get(arg, 0))
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():

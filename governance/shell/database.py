@@ -1,0 +1,138 @@
+"""Database clients (``psql``, ``sqlite3``, ``mysql``, ``redis-cli``, ``mongosh`` ...): the
+statements they run, wherever the command gives them, read by ``shell.queries``.
+
+A command entry with ``queries:`` says where its statements are: ``code`` options (``psql -c``,
+``mysql -e``), ``files`` options (``psql -f``, ``sqlite3 -init``), positional arguments
+(``positional``: ``after-first`` for ``sqlite3 DB SQL``, ``all`` for ``redis-cli CMD ARGS``,
+``scripts`` for ``mongosh file.js``); otherwise standard input (a here-doc, a here-string, a pipe,
+``< FILE``). A file is read from disk (``shell.source``); files it includes (``\\i``, ``.read``,
+``source``) too. Statements known only at run time (a variable, a decoder or download piped in, a
+file that cannot be read) are ``shell-unknown``. Imported by ``shell.resolver`` for such entries.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.parser import Simple
+    from governance.shell.rules import Argv
+    from governance.shell.walk import Walk
+
+_MAX_INCLUDES = 8
+
+
+def run(an: Walk, queries: dict[str, Any], base: str, argv: Argv, cmd: Simple | None,
+        seg: str, depth: int) -> bool:
+    """Add the acts of the statements ``base`` runs; whether any was found (else the caller
+    adds its plain ``shell-execute``)."""
+    language = queries["language"]
+    reader = _Reader(an, base, seg, depth)
+    given = False
+    for option in queries["code"]:
+        for value, raw in argv.values.get(option, ()):
+            given = True
+            reader.text(language, value, f"{base} {option} {raw}")
+    for option in queries["files"]:
+        for value, raw in argv.values.get(option, ()):   # redis-cli --eval FILE: a Lua script
+            given = True
+            reader.file("lua" if language == "redis" else language, value, raw, cmd)
+    positional = queries["positional"]
+    words = [value for value, _raw in argv.positionals]
+    if positional == "after-first" and len(words) > 1:
+        given = True
+        for value, raw in argv.positionals[1:]:
+            reader.text(language, value, f"{base} {raw}")
+    elif positional == "all" and words:
+        given = True
+        if words[0] is None:
+            reader.unknown(f"{base} runs a command named only at run time")
+        else:
+            reader.text(language, " ".join(w or "$ARG" for w in words), base)
+    elif positional == "scripts":
+        for value, raw in argv.positionals:
+            if value is None or value.endswith((".js", ".mongodb")):
+                given = True
+                reader.file(language, value, raw, cmd)
+    if not given and cmd is not None:
+        reader.file(language, "-", "-", cmd)
+    return reader.found > 0
+
+
+class _Reader:
+    __slots__ = ("an", "base", "depth", "found", "includes", "seg")
+
+    def __init__(self, an: Walk, base: str, seg: str, depth: int) -> None:
+        self.an, self.base, self.seg, self.depth = an, base, seg, depth
+        self.found = 0
+        self.includes = 0
+
+    def unknown(self, why: str) -> None:
+        self.found += 1
+        self.an.unknown(self.seg, why)
+
+    def text(self, language: str, text: str | None, what: str) -> None:
+        if text is None:
+            self.unknown(f"{what}: the statements are known only at run time")
+            return
+        from governance.shell import queries
+
+        an, base, seg = self.an, self.base, self.seg
+        if language == "mongo":
+            from governance.shell import streams
+
+            streams.inline(an, "node", text, seg, self.depth)     # mongosh runs JavaScript
+            found = queries.mongo(text)
+        else:
+            found = queries.redis(text) if language == "redis" else \
+                queries.redis_script(text) if language == "lua" else queries.sql(text)
+        for kind, detail in found:
+            self.found += kind != "file"
+            if kind == "destructive":
+                an.add("destructive", seg, f"{base}: {detail}")
+            elif kind == "shell":
+                an.script(detail, self.depth + 1, seg)
+            elif kind == "pipe":                   # \o |CMD: CMD reads what the queries print
+                an.script(f'cat "$__query_output" | {detail}', self.depth + 1, seg)
+            elif kind == "unknown":
+                an.unknown(seg, f"{base}: {detail}")
+            elif kind == "file" and self.includes < _MAX_INCLUDES:   # \i FILE, .read FILE
+                self.includes += 1
+                self.file(language, detail, detail, None)
+
+    def file(self, language: str, value: str | None, raw: str, cmd: Simple | None) -> None:
+        """Statements read from a file, or from standard input when ``value`` is ``-``."""
+        an, base = self.an, self.base
+        if value in ("-", "/dev/stdin", "/dev/fd/0"):
+            if cmd is None:
+                return
+            kind, text = an.stdin_text(cmd)
+            if kind == "literal":
+                self.text(language, text, f"{base} reading standard input")
+                return
+            if kind == "opaque":
+                self.unknown(f"{base} runs statements piped in at run time")
+                return
+            if kind != "file" or text is None:
+                return
+            value = raw = text
+        if value is None:
+            self.unknown(f"{base} runs statements from a file named only at run time ({raw})")
+            return
+        known = an.file_text(value)
+        if known is not None:
+            self.text(language, known, f"{base} reading {raw}")
+            return
+        if an.wrote(value):
+            self.unknown(f"{base} runs {raw}, written earlier in this command with content "
+                         "known only at run time")
+            return
+        from governance.shell import source
+
+        path = source.path_of(an, value)
+        if path is None:
+            return
+        text = source.text_of(an, base, path, raw, self.seg)
+        if text is not None:
+            self.text(language, text, f"{base} reading {raw}")
