@@ -127,7 +127,7 @@ class _Later:
 
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "level", "limits",
-                 "origin", "reads", "root", "seen", "shell", "text", "vars")
+                 "loops", "origin", "reads", "root", "scope", "seen", "shell", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -147,6 +147,8 @@ class _Analysis:
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
+        self.loops: dict[str, list[str | None]] = {}  # for NAME in WORDS: the values NAME takes
+        self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -219,11 +221,18 @@ class _Analysis:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
             fields, globs, raws = self.expand_words(cmd.words)
             resolve(self, fields, globs, raws, cmd, seg, depth)
+            if self.scope:                     # env -C DIR, git -C DIR: for this command only
+                self.cwd = self.scope[0]
+                self.scope = []
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":
                 for target in fields[1:]:          # echo CMD | tee s.sh: s.sh holds CMD
                     if target is not None and not target.startswith("-"):
                         self.remember_stdin(target, cmd)
         else:
+            if cmd.loop:                       # for f in .claude/settings*.json: f is each
+                from governance.shell.expansion import bind_loop
+
+                bind_loop(self, cmd.loop, cmd.inert)
             for name, value in cmd.assigns:
                 parts = value.parts
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
@@ -473,6 +482,17 @@ class _Analysis:
         return known
 
     def protected(self, value: str | None, raw: str) -> bool:
+        if value is not None and ("{" in value or any(c in value for c in _GLOB_CHARS)):
+            from governance.shell.expansion import pattern_protected  # .cl*/gov*/state.json
+
+            found = pattern_protected(self, value)
+            if found is not None:
+                return found
+        if value is None and self.loops:       # rm "$f" in a loop: each value f takes
+            from governance.shell.expansion import loop_protected
+
+            if loop_protected(self, raw):
+                return True
         text = raw if value is None else value
         if value is None or any(c in value for c in _GLOB_CHARS) or self.cwd is None:
             lowered = text.lower()
@@ -490,8 +510,12 @@ class _Analysis:
     def holds_protected(self, value: str | None, direct: bool = False) -> bool:
         """A known folder target that contains a protected path (``rm -r .claude``); with
         ``direct``, only one that is the folder of a protected path itself."""
-        if value is None or any(c in value for c in _GLOB_CHARS):
+        if value is None:
             return False
+        if "{" in value or any(c in value for c in _GLOB_CHARS):
+            from governance.shell.expansion import pattern_holds
+
+            return pattern_holds(self, value, direct)
         folder = system.expanduser(value)
         for probe in self.shell.get("protected_probes", ()):
             if direct and "/" in probe:
@@ -503,6 +527,12 @@ class _Analysis:
                     self.is_protected(system.normpath(system.join(self.cwd, path))):
                 return True
         return False
+
+    def enter(self, value: str | None) -> None:
+        """``env -C DIR CMD``: CMD runs in DIR; the folder is restored after the command."""
+        if not self.scope:
+            self.scope = [self.cwd]
+        self.change_dir(["cd", value])
 
     def change_dir(self, fields: list[str | None]) -> None:
         args = [f for f in fields[1:] if f is None or not f.startswith("-")]

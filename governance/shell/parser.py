@@ -47,8 +47,8 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "inert", "piped", "piped_from", "redirs", "start",
-                 "text", "words")
+    __slots__ = ("assigns", "background", "end", "inert", "loop", "piped", "piped_from", "redirs",
+                 "start", "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
         self.text = text
@@ -61,6 +61,7 @@ class Simple:
         self.background = False
         self.piped = False                       # reads standard input from a pipe
         self.piped_from: Simple | None = None    # the simple command writing into it, if one
+        self.loop: str | None = None             # for NAME in WORDS: NAME (the words are inert)
 
     @property
     def segment(self) -> str:
@@ -234,11 +235,12 @@ class Parser(WordLexer):
             if self.s.startswith("((", self.i):
                 self._arith_command(out)
                 return True
-            self.word()                       # the loop variable
+            name = self.word()                # the loop variable
             self._skip_newlines()
             if self._at_word("in"):
                 self.i += 2
                 loop = Simple(self.s, self.i)
+                loop.loop = name.text[name.start:name.end] if name.text is not None else None
                 while True:
                     self._blanks()
                     if self.i >= self.n or self.s[self.i] in "\n;&|)":

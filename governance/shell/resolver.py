@@ -79,6 +79,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
+            _git_folder(an, fields)               # git -C DIR: paths are read from DIR
             from governance.shell.programs import git_config
 
             aliased = git_config(an, fields, seg, depth)
@@ -95,6 +96,26 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         plain(an, base, fields, raws, seg, depth, cmd)
         return
     an.unknown(seg, "too many wrappers around the command")
+
+
+def _git_folder(an: Walk, fields: list[str | None]) -> None:
+    """``git -C DIR`` (repeatable, each relative to the last) and ``--work-tree=DIR`` before the
+    subcommand: the folder the command's paths are read from."""
+    k = 1
+    while k < len(fields):
+        arg = fields[k]
+        if arg is None or not arg.startswith("-"):
+            return
+        if arg == "-C" or arg == "--work-tree":
+            an.enter(fields[k + 1] if k + 1 < len(fields) else None)
+            k += 2
+            continue
+        if arg.startswith("--work-tree="):
+            an.enter(arg.partition("=")[2])
+        elif arg.startswith("-C") and arg[2:3] not in ("", "-"):
+            an.enter(arg[2:])
+        k += 2 if arg in ("-c", "--git-dir", "--namespace", "--exec-path", "--config-env",
+                          "--super-prefix", "--list-cmds") else 1
 
 
 def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
@@ -185,6 +206,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
+    if base in shell.get("outputs", {}) or any(f is not None and f[:1] == "-" for f in fields[1:]):
+        from governance.shell.outputs import outputs  # iconv -o FILE, uniq IN OUT
+
+        outputs(an, base, first, fields, raws, seg, name is not None or
+                lookup_name(first, shell.get("read_only", {})) is not None)
     runs = spec.get("runs")
     if runs:
         sub = next((k for k in range(1, len(fields)) if fields[k] is not None and

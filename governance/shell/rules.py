@@ -10,10 +10,11 @@ All the conditions a rule names must hold; a rule without conditions always matc
 ``args`` and ``text`` match when any of their items does; ``unless`` (flags) rules the match out
 when any of its flags is given; ``min_args`` asks for that many positional arguments after the
 subcommand; ``no_args`` for none at all; ``unknown_sub`` matches when the subcommand is known only
-at run time. ``--`` counts as a flag. A short flag ``-r`` also matches inside a
-bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the abbreviations GNU
-parsers accept (``--forc``, at least three letters); a single-dash long flag (``-delete``) matches
-exactly. ``args`` items are globs where ``*`` matches any run of characters.
+at run time; ``except_sub`` when there is a subcommand and it is none of those listed; ``modes``
+when a ``chmod`` mode is sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r``
+also matches inside a bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and
+the abbreviations GNU parsers accept (``--forc``, at least three letters); a single-dash long flag
+(``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
                 rule.get("sub_globs") and any(glob_match(g, first) for g in rule["sub_globs"]))):
             return None
         start = 1
+    other = rule.get("except_sub")   # a subcommand, and none of these (governance cycle ...)
+    if other is not None and (not positionals or positionals[0][0] in other):
+        return None
     flags = rule.get("flags")
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
         return None
@@ -139,6 +143,11 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
     text = rule.get("text")
     if text is not None and not _mentions(argv, text):
         return None
+    if rule.get("modes"):     # chmod -R: only a mode that replaces, removes or opens (shell.modes)
+        from governance.shell.modes import sweeping
+
+        if not sweeping(argv.flags, argv.positionals[start:]):
+            return None
     return _targets(rule, argv, start)
 
 

@@ -46,6 +46,9 @@ class PatternModel(_Strict):
     destination: bool = False
     no_args: bool = False
     unknown_sub: bool = False
+    except_sub: Names = None
+    # chmod: only a sweeping mode (governance.shell.modes)
+    modes: bool = False
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
     into: bool = False
@@ -96,6 +99,19 @@ class WrapperModel(_Strict):
     string: bool = False
     appends: bool = False
     default: str | None = None
+    # options whose value is the folder the wrapped command runs in (env -C DIR)
+    chdir: list[str] = []
+
+
+class OutputModel(_Strict):
+    """Where a program writes a file (``governance.shell.outputs``): the options that name it,
+    the positional argument that is it (``2``: the second; ``-1``: the last, when there are two
+    or more), or, with one of ``in_place``, every positional argument."""
+
+    options: list[str] = []
+    positional: int = Field(default=0, ge=-1, le=8)
+    in_place: list[str] = []
+    with_value: list[str] = []
 
 
 class InterpreterModel(_Strict):
@@ -134,6 +150,8 @@ class ShellModel(_Strict):
     modules: dict[str, str] = {}
     finders: dict[str, FinderModel] = {}
     commands: dict[str, CommandModel] = {}
+    outputs: dict[str, OutputModel] = {}
+    output_options: list[str] = []
 
     @field_validator("unknown_destructive_markers", "protected_markers")
     @classmethod
@@ -194,7 +212,7 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders")},
+                                  "shells", "local_hosts", "build_folders", "output_options")},
     ("commands", "*", "patterns"): PREPEND,
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -250,6 +268,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
                 "unknown_sub": pattern.unknown_sub,
+                "except_sub": _as_list(pattern.except_sub),
+                "modes": pattern.modes,
                 "min_args": pattern.min_args,
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             }))
@@ -283,6 +303,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
+            "chdir": _flags(wrapper.chdir),
         }
         wrappers[name] = entry
         if wrapper.primitive:
@@ -312,6 +333,11 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "modules": dict(model.modules),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
         "commands": commands,
+        "outputs": {name: {"options": _flags(o.options), "positional": o.positional,
+                           "in_place": list(o.in_place),
+                           "with_value": _flags([*o.with_value, *o.options])}
+                    for name, o in model.outputs.items()},
+        "output_options": _flags(model.output_options),
         "primitives": sorted(primitives),
     }
 

@@ -21,6 +21,15 @@ class Walk(Protocol):
     origin: str              # the file being analysed, named in each act's reason
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
+    loops: dict[str, list[str | None]]   # for NAME in WORDS: the values NAME takes
+    text: str                # the whole command
+
+    def enter(self, value: str | None) -> None: ...
+
+    def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
+        ...
+
+    def holds_protected(self, value: str | None, direct: bool = False) -> bool: ...
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

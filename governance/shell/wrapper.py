@@ -66,6 +66,9 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
+            chdir = spec.get("chdir")
+            if chdir:                     # env -C DIR CMD: CMD's paths are read from DIR
+                _enter(an, chdir, arg, fields[i + 1] if i + 1 < n else None)
             i += 1 + int(with_value.get(arg, 0))
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
@@ -144,3 +147,13 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
         own_raws.append(raws[i])
         i += 1
     an.plain(str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)
+
+
+def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> None:
+    """The folder a wrapper option names (``-C DIR``, ``--chdir=DIR``, ``-CDIR``), entered for
+    the wrapped command."""
+    name, eq, attached = arg.partition("=")
+    if name in chdir:
+        an.enter(attached if eq else following)
+    elif arg[:2] in chdir and not arg.startswith("--"):
+        an.enter(arg[2:])

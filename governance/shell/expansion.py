@@ -1,0 +1,297 @@
+"""Pathname expansion: what a glob or brace word names in the real tree (``rm .cl*/gov*/state.json``,
+``cat x > .claude/*/state.json``, ``rm .claude/{settings,other}.json``).
+
+Bash expands braces first (``{a,b}``, ``{1..3}``, nested), then each word's glob segments
+(``*``, ``?``, ``[...]``) against the folders on disk, from the command's folder. Here a word is
+expanded the same way, bounded (``MAX_WORDS`` brace words, ``MAX_ENTRIES`` folder entries read),
+and each path it names is checked as a target. A leading ``.`` is matched only by a literal ``.``
+unless the command turns on ``dotglob`` or sets ``GLOBIGNORE``, as in bash.
+
+What cannot be expanded (no folder to read: the analysis alone, or after a ``cd`` known only at
+run time; a limit reached) is still compared, as text, with the protected places the matrix names
+by path (``protected_probes`` with a ``/``): a pattern that could name one of them, or a file
+inside one, is protected. Imported by ``shell.analysis`` only for a target holding a pattern.
+No ``glob``, ``fnmatch`` or ``re``.
+"""
+
+from __future__ import annotations
+
+from governance import system
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from governance.shell.walk import Walk
+
+MAX_WORDS = 64
+MAX_ENTRIES = 4000
+GLOB = "*?["
+
+
+def braces(word: str) -> list[str]:
+    """The words a brace expansion yields (bash order), at most ``MAX_WORDS``; the word itself
+    when it holds none."""
+    out = _braces(word)
+    return out[:MAX_WORDS] if out else [word]
+
+
+def _braces(word: str) -> list[str]:
+    start = word.find("{")
+    while start >= 0:
+        depth, k, commas = 0, start, []
+        while k < len(word):
+            c = word[k]
+            if c == "\\":
+                k += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif c == "," and depth == 1:
+                commas.append(k)
+            k += 1
+        if k >= len(word):
+            return [word]
+        head, body, tail = word[:start], word[start + 1:k], word[k + 1:]
+        items = _sequence(body) if not commas else [
+            word[a + 1:b] for a, b in zip([start, *commas], [*commas, k], strict=True)]
+        if items is None:
+            start = word.find("{", start + 1)
+            continue
+        out: list[str] = []
+        for item in items:
+            for rest in _braces(head + item + tail):
+                out.append(rest)
+                if len(out) >= MAX_WORDS:
+                    return out
+        return out
+    return [word]
+
+
+def _sequence(body: str) -> list[str] | None:
+    """``1..3``, ``a..c`` (with an optional ``..STEP``), or None when it is not a sequence."""
+    parts = body.split("..")
+    if len(parts) not in (2, 3):
+        return None
+    first, last = parts[0], parts[1]
+    step = abs(int(parts[2])) if len(parts) == 3 and parts[2].lstrip("-").isdigit() else 1
+    step = step or 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        span = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [str(v) for v in list(span)[:MAX_WORDS]]
+    if len(first) == 1 and len(last) == 1 and first.isalpha() and last.isalpha():
+        a, b = ord(first), ord(last)
+        span = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [chr(v) for v in list(span)[:MAX_WORDS]]
+    return None
+
+
+def match(pattern: str, name: str, dots: bool = False) -> bool:
+    """Whether one path segment ``name`` matches the glob segment ``pattern``."""
+    if name[:1] == "." and pattern[:1] != "." and not dots:
+        return False
+    return _match(pattern, 0, name, 0)
+
+
+def _match(p: str, i: int, s: str, j: int) -> bool:
+    while i < len(p):
+        c = p[i]
+        if c == "*":
+            while i < len(p) and p[i] == "*":
+                i += 1
+            if i == len(p):
+                return True
+            return any(_match(p, i, s, k) for k in range(j, len(s) + 1))
+        if j >= len(s):
+            return False
+        if c == "?":
+            i, j = i + 1, j + 1
+            continue
+        if c == "[":
+            end = p.find("]", i + 2)
+            if end > 0:
+                body = p[i + 1:end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                if _in_class(body, s[j]) == negate:
+                    return False
+                i, j = end + 1, j + 1
+                continue
+        if c == "\\" and i + 1 < len(p):
+            i += 1
+            c = p[i]
+        if c != s[j]:
+            return False
+        i, j = i + 1, j + 1
+    return j == len(s)
+
+
+def _in_class(body: str, char: str) -> bool:
+    k = 0
+    while k < len(body):
+        if k + 2 < len(body) and body[k + 1] == "-":
+            if body[k] <= char <= body[k + 2]:
+                return True
+            k += 3
+            continue
+        if body[k] == char:
+            return True
+        k += 1
+    return False
+
+
+def expand(pattern: str, folder: str, dots: bool = False) -> list[str] | None:
+    """The paths (spelled as the pattern spells them) that a glob names below ``folder``, the
+    folder a relative pattern is read from; None when a limit is reached."""
+    absolute = pattern.startswith("/")
+    segments = [s for s in pattern.split("/") if s]
+    start = "/" if absolute else folder
+    budget = [MAX_ENTRIES]
+    found: list[str] = []
+    for path in _walk(start, "/" if absolute else "", segments, dots, budget):
+        found.append(path)
+        if len(found) >= MAX_WORDS:
+            return None
+    return None if budget[0] <= 0 else found
+
+
+def _walk(real: str, spelled: str, segments: list[str], dots: bool,
+          budget: list[int]) -> Iterator[str]:
+    if not segments:
+        yield spelled or "."
+        return
+    head, rest = segments[0], segments[1:]
+    joined = spelled + head if not spelled or spelled.endswith("/") else spelled + "/" + head
+    if not any(c in head for c in GLOB):
+        if rest and not system.isdir(system.join(real, head)):
+            return
+        if not rest and not system.lexists(system.join(real, head)):
+            return
+        yield from _walk(system.join(real, head), joined, rest, dots, budget)
+        return
+    try:
+        names = sorted(system.listdir(real))
+    except OSError:
+        return
+    budget[0] -= len(names)
+    if budget[0] <= 0:
+        return
+    for name in names:
+        if match(head, name, dots):
+            path = spelled + name if not spelled or spelled.endswith("/") else \
+                spelled + "/" + name
+            yield from _walk(system.join(real, name), path, rest, dots, budget)
+
+
+def could_name(pattern: str, place: str) -> bool:
+    """Whether a glob (a normalised path) could name ``place`` or a path inside it: its first
+    segments match all of the place's."""
+    segments = [s for s in pattern.split("/") if s and s != "."]
+    wanted = [s for s in place.split("/") if s]
+    if len(segments) < len(wanted):
+        return False
+    return all(match(p, w, True) for p, w in zip(segments, wanted, strict=False))
+
+
+def named(an: Walk, value: str) -> list[str] | None:
+    """The paths a word with braces or globs names, read from the tree; None when it cannot be
+    read (then ``unreadable`` decides). A glob that matches nothing stays as written, as in bash."""
+    words = braces(value) if "{" in value else [value]
+    folder = _folder(an)
+    text = getattr(an, "text", "")
+    dots = "dotglob" in text or "GLOBIGNORE" in text
+    out: list[str] = []
+    for word in words:
+        if not any(c in word for c in GLOB):
+            out.append(word)
+            continue
+        if folder is None:
+            return None
+        paths = expand(system.expanduser(word), folder, dots)
+        if paths is None:
+            return None
+        out.extend(paths or [word])
+    return out
+
+
+def pattern_protected(an: Walk, value: str) -> bool | None:
+    """Whether a word with braces or globs names a protected path (module docstring); None when
+    it is no pattern (``a{b``), to be checked as a path."""
+    words = braces(value) if "{" in value else [value]
+    if words == [value] and not any(c in value for c in GLOB):
+        return None
+    paths = named(an, value)
+    if paths is None:
+        return any(unreadable(an, word) for word in words)
+    return any(an.protected(p, p) for p in paths if _plain(p))
+
+
+def pattern_holds(an: Walk, value: str, direct: bool) -> bool:
+    """Whether a folder pattern (``rm -r .cl*``) names a folder that holds a protected path."""
+    paths = named(an, value)
+    if paths is None:
+        return any(unreadable(an, word) for word in braces(value))
+    holds = getattr(an, "holds_protected", None)
+    return holds is not None and any(holds(p, direct) for p in paths if _plain(p))
+
+
+def unreadable(an: Walk, word: str) -> bool:
+    """A pattern whose folder cannot be read: protected when its text could name a protected
+    place (``protected_markers``, or the ``protected_probes`` spelled as paths)."""
+    lowered = word.lower()
+    if any(m in lowered for m in an.shell.get("protected_markers", ())):
+        return True
+    if not any(c in word for c in GLOB):
+        return False
+    cwd = an.cwd or ""
+    path = system.normpath(system.join(cwd, word)) if not system.isabs(word) else word
+    return any(could_name(path, probe) for probe in an.shell.get("protected_probes", ())
+               if "/" in probe)
+
+
+def _folder(an: Walk) -> str | None:
+    if an.root is None or an.cwd is None:
+        return None
+    return system.normpath(system.join(an.root, system.expanduser(an.cwd)))
+
+
+def _plain(path: str) -> bool:
+    return "{" not in path and not any(c in path for c in GLOB)
+
+
+def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
+    """``for NAME in WORDS``: NAME takes each word's value (globs and braces expanded). With one
+    known value it is that value; otherwise it is known only at run time, and a target that uses
+    it is checked with each value (``loop_protected``)."""
+    fields, globs, _raws = an.expand_words(words)
+    values: list[str | None] = []
+    for field, glob in zip(fields, globs, strict=True):
+        paths = named(an, field) if glob and field is not None else None
+        values.extend(paths if paths is not None else [field])
+    values = values[:MAX_WORDS]
+    an.vars[name] = values[0] if len(values) == 1 else None
+    an.loops[name] = values
+
+
+def loop_protected(an: Walk, raw: str) -> bool:
+    """Whether a target spelled with loop variables (``"$f"``, ``${f}.bak``) is protected for
+    one of the values they take."""
+    text = raw.replace('"', "").replace("'", "")
+    for name, values in an.loops.items():
+        for spelled in ("${" + name + "}", "$" + name):
+            if spelled not in text:
+                continue
+            for value in values:
+                if value is None:
+                    continue
+                path = text.replace(spelled, value)
+                if "$" not in path and an.protected(path, path):
+                    return True
+    return False
