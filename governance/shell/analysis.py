@@ -147,7 +147,7 @@ class _Analysis:
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
-        self.loops: dict[str, list[str | None]] = {}  # for NAME in WORDS: the values NAME takes
+        self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
 
     # --- acts ------------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ class _Analysis:
                         self.remember_stdin(target, cmd)
         else:
             if cmd.loop:                       # for f in .claude/settings*.json: f is each
-                from governance.shell.expansion import bind_loop
+                from governance.shell.loops import bind_loop
 
                 bind_loop(self, cmd.loop, cmd.inert)
             for name, value in cmd.assigns:
@@ -489,7 +489,7 @@ class _Analysis:
             if found is not None:
                 return found
         if value is None and self.loops:       # rm "$f" in a loop: each value f takes
-            from governance.shell.expansion import loop_protected
+            from governance.shell.loops import loop_protected
 
             if loop_protected(self, raw):
                 return True

@@ -21,7 +21,6 @@ from governance import system
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
 
     from governance.shell.walk import Walk
 
@@ -265,33 +264,3 @@ def _folder(an: Walk) -> str | None:
 def _plain(path: str) -> bool:
     return "{" not in path and not any(c in path for c in GLOB)
 
-
-def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
-    """``for NAME in WORDS``: NAME takes each word's value (globs and braces expanded). With one
-    known value it is that value; otherwise it is known only at run time, and a target that uses
-    it is checked with each value (``loop_protected``)."""
-    fields, globs, _raws = an.expand_words(words)
-    values: list[str | None] = []
-    for field, glob in zip(fields, globs, strict=True):
-        paths = named(an, field) if glob and field is not None else None
-        values.extend(paths if paths is not None else [field])
-    values = values[:MAX_WORDS]
-    an.vars[name] = values[0] if len(values) == 1 else None
-    an.loops[name] = values
-
-
-def loop_protected(an: Walk, raw: str) -> bool:
-    """Whether a target spelled with loop variables (``"$f"``, ``${f}.bak``) is protected for
-    one of the values they take."""
-    text = raw.replace('"', "").replace("'", "")
-    for name, values in an.loops.items():
-        for spelled in ("${" + name + "}", "$" + name):
-            if spelled not in text:
-                continue
-            for value in values:
-                if value is None:
-                    continue
-                path = text.replace(spelled, value)
-                if "$" not in path and an.protected(path, path):
-                    return True
-    return False

@@ -20,9 +20,6 @@ pattern is tried. No imports.
 
 from __future__ import annotations
 
-_OWN_OPTIONS = ("-R", "-c", "-f", "-v", "--recursive", "--changes", "--silent", "--quiet",
-                "--verbose", "--no-preserve-root", "--preserve-root", "-H", "-L", "-P",
-                "--dereference", "--no-dereference")
 _WHO = "ugoa"
 _PERMS = "rwxXst"
 
@@ -34,7 +31,7 @@ def sweeping(flags: list[str], positionals: list[tuple[str | None, str]]) -> boo
     for flag in flags:
         if flag.startswith("--reference"):
             return True
-        if flag not in _OWN_OPTIONS and flag != "--" and not flag.startswith("--"):
+        if flag[1:] and all(c in _PERMS for c in flag[1:]):
             modes.append(flag)         # chmod -R -w DIR: a mode spelled like an option
     if not modes:
         if not positionals:

@@ -41,18 +41,19 @@ def outputs(an: Walk, base: str, first: str, fields: list[str | None], raws: lis
     n = len(fields)
     for i in range(1, n):
         arg = fields[i]
-        if arg is None or arg[:1] != "-":
+        text = raws[i] if arg is None else arg     # --output="$f": the option's name is known
+        if text[:1] != "-":
             continue
         if arg == "--":
             break
-        option, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        option, eq, attached = text.partition("=") if text.startswith("--") else (text, "", "")
         value: str | None
         long = option.startswith("--")
-        if listed and not long:
+        if (listed and not long) or (arg is None and not eq):
             continue
         if option in spellings:
             if eq:
-                value, raw = attached, raws[i]
+                value, raw = (None if arg is None else attached), raws[i][len(option) + 1:]
             elif i + 1 < n:
                 value, raw = fields[i + 1], raws[i + 1]
             else:
@@ -71,7 +72,9 @@ def _named(spec: dict[str, Any], fields: list[str | None], raws: list[str]
     """The files a listed program writes: option values, the output position, or every
     positional argument in place."""
     argv = parse_argv(fields[1:], raws[1:], spec["with_value"])
-    out: list[tuple[str | None, str]] = []
+    out: list[tuple[str | None, str]] = [
+        (None, raw.partition("=")[2]) for field, raw in zip(fields[1:], raws[1:], strict=False)
+        if field is None and raw.partition("=")[0] in spec["options"]]   # --output="$f"
     for option in spec["options"]:
         out.extend(argv.values.get(option, ()))
     positionals = argv.positionals

@@ -71,7 +71,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                                            raws, cmd, seg, depth)
             if mapped is None:
                 return
-            fields, globs, raws = mapped, [False] * len(mapped), [str(f) for f in mapped]
+            tail = len(mapped) - 1          # python -m json.tool IN OUT: IN OUT keep their text
+            kept = raws[len(raws) - tail:] if 0 < tail < len(fields) and \
+                fields[len(fields) - tail:] == mapped[1:] else [str(f) for f in mapped[1:]]
+            fields, globs, raws = mapped, [False] * len(mapped), [str(mapped[0]), *kept]
             continue
         if base in shell.get("finders", {}):
             from governance.shell import wrapper
@@ -206,7 +209,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
-    if base in shell.get("outputs", {}) or any(f is not None and f[:1] == "-" for f in fields[1:]):
+    if base in shell.get("outputs", {}) or any((r if f is None else f)[:1] == "-"
+                                                for f, r in zip(fields[1:], raws[1:], strict=False)):
         from governance.shell.outputs import outputs  # iconv -o FILE, uniq IN OUT
 
         outputs(an, base, first, fields, raws, seg, name is not None or
@@ -333,6 +337,15 @@ def known_name(shell: dict[str, Any], word: str) -> bool:
                              "finders"))
 
 
+def _document(shell: dict[str, Any], arg: str) -> bool:
+    """A file with a word for an extension (``notes/governance.md``), not a program listed under
+    that very name: data, not a command to run."""
+    name = arg.rsplit("/", 1)[-1]
+    stem, dot, ext = name.rpartition(".")
+    return bool(dot and stem and ext.isalpha()) and not any(
+        name in shell.get(t, {}) for t in ("commands", "wrappers", "shells", "interpreters"))
+
+
 def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, depth: int,
              cmd: Simple | None) -> None:
     """An unknown program may run its arguments (``chrt -f 1 CMD``, ``podman run IMG CMD``,
@@ -350,7 +363,7 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             any(lookup_name(name_forms(arg), shell.get(t, {})) is not None
                 for t in ("shells", "interpreters"))   # chrt -f 1 bash <<< CMD
         if "=" not in arg and " " not in arg and (j + 1 < len(fields) or fed) and \
-                known_name(shell, arg):
+                known_name(shell, arg) and not _document(shell, arg):
             if depth + 1 > an.shell.get("limits", {}).get("max_depth", 6):
                 an.unknown(seg, "programs nested too deep")
             elif cmd is not None:   # the same command: its redirections and stdin still apply

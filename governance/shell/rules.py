@@ -10,10 +10,11 @@ All the conditions a rule names must hold; a rule without conditions always matc
 ``args`` and ``text`` match when any of their items does; ``unless`` (flags) rules the match out
 when any of its flags is given; ``min_args`` asks for that many positional arguments after the
 subcommand; ``no_args`` for none at all; ``unknown_sub`` matches when the subcommand is known only
-at run time; ``except_sub`` when there is a subcommand and it is none of those listed; ``modes``
-when a ``chmod`` mode is sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r``
-also matches inside a bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and
-the abbreviations GNU parsers accept (``--forc``, at least three letters); a single-dash long flag
+at run time, ``unknown_args`` when an argument after it is; ``except_sub`` when there is a
+subcommand (a word of letters and dashes) and it is none of those listed; ``modes`` when a
+``chmod`` mode is sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r`` also
+matches inside a bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the
+abbreviations GNU parsers accept (``--forc``, at least three letters); a single-dash long flag
 (``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
 """
 
@@ -125,7 +126,8 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
             return None
         start = 1
     other = rule.get("except_sub")   # a subcommand, and none of these (governance cycle ...)
-    if other is not None and (not positionals or positionals[0][0] in other):
+    if other is not None and (not positionals or positionals[0][0] in other or not str(
+            positionals[0][0]).replace("-", "").isalpha()):
         return None
     flags = rule.get("flags")
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
@@ -134,6 +136,8 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
     if unless is not None and any(has_flag(argv.flags, f) for f in unless):
         return None
     if len(positionals) - start < rule.get("min_args", 0):
+        return None
+    if rule.get("unknown_args") and all(v is not None for v, _ in positionals[start:]):
         return None
     args = rule.get("args")
     if args is not None and not any(
@@ -184,6 +188,8 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
         if option.endswith("="):
             out.extend((v[len(option):], raw) for v, raw in positionals
                        if v is not None and v.startswith(option))
+            out.extend((None, raw[len(option):]) for v, raw in positionals  # of="$f"
+                       if v is None and raw.startswith(option))
         else:
             out.extend(argv.values.get(option, ()))
     return out

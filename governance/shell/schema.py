@@ -47,6 +47,7 @@ class PatternModel(_Strict):
     no_args: bool = False
     unknown_sub: bool = False
     except_sub: Names = None
+    unknown_args: bool = False
     # chmod: only a sweeping mode (governance.shell.modes)
     modes: bool = False
     unless: Names = None
@@ -269,6 +270,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "no_args": pattern.no_args,
                 "unknown_sub": pattern.unknown_sub,
                 "except_sub": _as_list(pattern.except_sub),
+                "unknown_args": pattern.unknown_args,
                 "modes": pattern.modes,
                 "min_args": pattern.min_args,
                 "sub_globs": [s for s in sub or () if "*" in s] or None,

@@ -21,7 +21,7 @@ class Walk(Protocol):
     origin: str              # the file being analysed, named in each act's reason
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
-    loops: dict[str, list[str | None]]   # for NAME in WORDS: the values NAME takes
+    loops: dict[str, list[str]]   # for NAME in WORDS: the values NAME takes
     text: str                # the whole command
 
     def enter(self, value: str | None) -> None: ...

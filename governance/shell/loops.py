@@ -1,0 +1,58 @@
+"""Loop variables: ``for NAME in WORDS`` binds NAME to each word in turn, so the targets of the
+loop's body (``rm "$f"``, ``: > "$f"``) are known (``for f in .claude/settings*.json; do ...``).
+
+A list of one known word sets NAME as an assignment would. With several words NAME is known only
+at run time, and a target that spells it (``"$f"``, ``${f}.bak``) is checked with each value in
+turn; the words are expanded as bash expands them (braces, then globs against the tree,
+``shell.expansion``). A word known only at run time (``$(ls .claude/*.json)``) keeps its source
+text, which is checked as an unreadable pattern is (``protected_markers``, ``protected_probes``).
+Imported by ``shell.analysis`` only for a ``for`` loop, or a target spelled with a loop variable.
+"""
+
+from __future__ import annotations
+
+from governance.shell.expansion import MAX_WORDS, named, unreadable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.walk import Walk
+
+UNKNOWN = "\0"      # a loop value known only at run time, followed by the text that computes it
+
+
+def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
+    """``for NAME in WORDS``: NAME takes each word's value (globs and braces expanded). With one
+    known value it is that value; otherwise it is known only at run time, and a target that uses
+    it is checked with each value (``loop_protected``)."""
+    fields, globs, raws = an.expand_words(words)
+    values: list[str] = []
+    for field, glob, raw in zip(fields, globs, raws, strict=True):
+        paths = named(an, field) if glob and field is not None else None
+        if field is None:             # $(ls .claude/*.json): its source text, to be read as a hint
+            values.append(UNKNOWN + raw)
+        else:
+            values.extend(paths if paths is not None else [field])
+    values = values[:MAX_WORDS]
+    an.vars[name] = values[0] if len(values) == 1 and not values[0].startswith(UNKNOWN) else None
+    an.loops[name] = values
+
+
+def loop_protected(an: Walk, raw: str) -> bool:
+    """Whether a target spelled with loop variables (``"$f"``, ``${f}.bak``) is protected for
+    one of the values they take."""
+    text = raw.replace('"', "").replace("'", "")
+    for name, values in an.loops.items():
+        for spelled in ("${" + name + "}", "$" + name):
+            if spelled not in text:
+                continue
+            for value in values:
+                if value.startswith(UNKNOWN):     # a value known at run time, from this text
+                    if unreadable(an, value[1:]):
+                        return True
+                    continue
+                path = text.replace(spelled, value)
+                if "$" not in path and an.protected(path, path):
+                    return True
+    return False
