@@ -488,7 +488,7 @@ class _Analysis:
             found = pattern_protected(self, value)
             if found is not None:
                 return found
-        if value is None and self.loops:       # rm "$f" in a loop: each value f takes
+        if value is None and (self.loops or raw[:1] == "\0"):   # rm "$f" in a loop, xargs rm
             from governance.shell.loops import loop_protected
 
             if loop_protected(self, raw):

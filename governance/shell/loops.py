@@ -6,7 +6,10 @@ at run time, and a target that spells it (``"$f"``, ``${f}.bak``) is checked wit
 turn; the words are expanded as bash expands them (braces, then globs against the tree,
 ``shell.expansion``). A word known only at run time (``$(ls .claude/*.json)``) keeps its source
 text, which is checked as an unreadable pattern is (``protected_markers``, ``protected_probes``).
-Imported by ``shell.analysis`` only for a ``for`` loop, or a target spelled with a loop variable.
+The arguments ``xargs`` reads from a pipe are read the same way, from the text of the command
+writing into the pipe (``find .claude -name '*.json' | xargs rm``). Imported by
+``shell.analysis`` only for a ``for`` loop, a target spelled with a loop variable, or such
+arguments.
 """
 
 from __future__ import annotations
@@ -39,9 +42,25 @@ def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
     an.loops[name] = values
 
 
+def computed_protected(an: Walk, text: str) -> bool:
+    """Whether the command text that computes a value (``$(ls .claude/*.json)``, ``find .claude
+    -name '*.json'`` piped to ``xargs``) names a protected path or the folder of one."""
+    if unreadable(an, text):
+        return True
+    for word in text.replace("$(", " ").replace("`", " ").replace(")", " ").split()[1:]:
+        word = word.strip("'\"")
+        if word and word[:1] != "-" and "$" not in word and (
+                an.protected(word, word) or an.holds_protected(word, True)):
+            return True
+    return False
+
+
 def loop_protected(an: Walk, raw: str) -> bool:
     """Whether a target spelled with loop variables (``"$f"``, ``${f}.bak``) is protected for
-    one of the values they take."""
+    one of the values they take; ``raw`` may instead be ``UNKNOWN`` and the text of a command
+    whose output gives the value (what ``xargs`` reads from a pipe)."""
+    if raw.startswith(UNKNOWN):
+        return computed_protected(an, raw[1:])
     text = raw.replace('"', "").replace("'", "")
     for name, values in an.loops.items():
         for spelled in ("${" + name + "}", "$" + name):
@@ -49,7 +68,7 @@ def loop_protected(an: Walk, raw: str) -> bool:
                 continue
             for value in values:
                 if value.startswith(UNKNOWN):     # a value known at run time, from this text
-                    if unreadable(an, value[1:]):
+                    if computed_protected(an, value[1:]):
                         return True
                     continue
                 path = text.replace(spelled, value)

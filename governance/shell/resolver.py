@@ -50,6 +50,9 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 return
             if start > 0:
                 fields, raws = fields[start:], raws[start:]
+                if fields[-1] is None and raws[-1].startswith("(arguments read") and \
+                        cmd is not None and cmd.piped_from is not None:   # find X | xargs rm
+                    raws[-1] = "\0" + cmd.piped_from.segment
                 globs = (globs[start:] + [False] * len(fields))[:len(fields)]
                 continue
         if lookup_name(forms, shell.get("shells", {})) is not None:

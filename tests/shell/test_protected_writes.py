@@ -35,6 +35,7 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
     for name in [*PROTECTED, *ORDINARY, "src/app.py", "x.json"]:
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text("{}\n")
+    (project / ".claude" / "Makefile").write_text("clean:\n\trm -f settings.local.json\n")
     (project / "justfile").write_text(
         "reset:\n    governance state set implementation-cycle/PLAN\n"
         "look:\n    governance status\n")
@@ -184,6 +185,32 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
         layer: GovernanceLayer, data: st.DataObject) -> None:
     cmd, how = data.draw(routes(ORDINARY, layer.project_dir))
     assert "governance-admin" not in primitives(layer, cmd), (cmd, how)
+
+
+@pytest.mark.parametrize("cmd", [
+    "for f in $(ls .claude/*.json); do rm $f; done",
+    "for f in `find .claude -name '*.json'`; do : > \"$f\"; done",
+    "find .claude -name '*.json' | xargs rm", "ls .claude/governance | xargs rm -f",
+    "ln -s .claude x; rm x/settings.json", "ln -s .claude/settings.json s; echo {} > s",
+    "cmake -E create_hardlink .claude/settings.json y", "rm -rf .cl*", "rm -r .c?aude/gov*",
+    "shopt -s dotglob; rm -rf */governance", "cd .claude; for f in settings*.json; do : > $f; done",
+    "for x in governance; do rm -rf .claude/$x; done", "git -C .claude rm settings.json",
+    "env --chdir .claude/governance rm state.json", "sudo -D .claude rm settings.json",
+    "make -C .claude clean", "tar -xf a.tar -C .claude",
+])
+def test_protected_files_reached_through_run_time_values_and_aliases(
+        layer: GovernanceLayer, cmd: str) -> None:
+    assert "governance-admin" in primitives(layer, cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", [
+    "find .claude -name '*.json' | xargs cat", "ls .claude | xargs -n1 echo",
+    "for f in $(ls docs); do rm docs/$f.bak; done", "ln -s /usr/bin/python3 bin/python",
+    "find build -name '*.o' | xargs rm -f", "rm -rf build/*", "for f in src/*.py; do : > \"$f\"; done",
+])
+def test_run_time_values_from_ordinary_places_are_not_governance_admin(
+        layer: GovernanceLayer, cmd: str) -> None:
+    assert "governance-admin" not in primitives(layer, cmd)
 
 
 # --- the governance command by any route ---------------------------------------------------------
