@@ -7,10 +7,12 @@ Two sources, both data in the matrix (``shell.outputs``, ``shell.output_options`
   (``positional``: the Nth positional argument, or ``-1`` the last of two or more), or writes
   every positional argument when one of its ``in_place`` options is given (``""``: always);
   each such file is a ``file-write`` target, ``governance-admin`` when protected;
-- any other program given an option spelled as an output (``output_options``: ``--output``,
-  ``--out=``, ``-o`` ...) whose value is a protected path is ``governance-admin``. Long spellings
-  count for every program, short ones (``-o``, ``-O``) only for a program governance does not
-  list, since listed ones give them other meanings (``grep -o``, ``xxd -o``).
+- any other program given an option spelled as an output whose value is a protected path, or
+  the folder of one, is ``governance-admin``: an ``output_options`` spelling (``--output``,
+  ``--out=``; ``-o``, ``-O`` and ``-oFILE`` for a program that is not read-only, since those give
+  ``-o`` other meanings: ``grep -o``, ``ls -o``), or, for a program that is not read-only, a
+  long option one of whose words starts with one of ``output_words`` (``--log-file``,
+  ``--outDir``, ``--target-dir``, ``--junitxml``; not ``--timeout``).
 
 Imported by ``shell.resolver`` only for a listed program or a command with an option.
 """
@@ -27,9 +29,9 @@ if TYPE_CHECKING:
 
 
 def outputs(an: Walk, base: str, first: str, fields: list[str | None], raws: list[str], seg: str,
-          listed: bool) -> None:
-    """The output files of one resolved command (module docstring). ``listed``: governance
-    lists the program (its short options are its own)."""
+            kind: str) -> None:
+    """The output files of one resolved command (module docstring). ``kind``: ``read`` for a
+    program governance lists as read-only, ``listed`` for one with patterns, else ``unlisted``."""
     shell = an.shell
     table: dict[str, Any] = shell.get("outputs", {})
     name = lookup_name(first, table)
@@ -37,7 +39,6 @@ def outputs(an: Walk, base: str, first: str, fields: list[str | None], raws: lis
         for path, spelled in _named(table[name], fields, raws):
             an.target(path, spelled, seg, "file-write", f"{base} writes {spelled}")
         return
-    spellings: dict[str, int] = shell.get("output_options", {})
     n = len(fields)
     for i in range(1, n):
         arg = fields[i]
@@ -48,23 +49,42 @@ def outputs(an: Walk, base: str, first: str, fields: list[str | None], raws: lis
             break
         option, eq, attached = text.partition("=") if text.startswith("--") else (text, "", "")
         value: str | None
-        long = option.startswith("--")
-        if (listed and not long) or (arg is None and not eq):
-            continue
-        if option in spellings:
-            if eq:
-                value, raw = (None if arg is None else attached), raws[i][len(option) + 1:]
-            elif i + 1 < n:
-                value, raw = fields[i + 1], raws[i + 1]
-            else:
+        if (arg is None and not eq) or not _names_output(shell, option, kind):
+            if kind == "read" or option.startswith("--") or option[:2] not in ("-o", "-O") or \
+                    len(option) < 3:
                 continue
-        elif not long and option[:2] in spellings and len(option) > 2:
             value, raw = option[2:], raws[i]          # -oFILE
+        elif eq:
+            value, raw = (None if arg is None else attached), raws[i][len(option) + 1:]
+        elif i + 1 < n:
+            value, raw = fields[i + 1], raws[i + 1]
         else:
             continue
-        if an.protected(value, raw):
+        if an.protected(value, raw) or (value is not None and an.holds_protected(value, True)):
             an.add("governance-admin", seg, f"{base} {option} writes {raw}, a governance-protected "
-                   "file: ask the user to make this change from a terminal")
+                   "file or folder: ask the user to make this change from a terminal")
+
+
+def _names_output(shell: dict[str, Any], option: str, kind: str) -> bool:
+    """Whether an option is spelled as an output: one of ``output_options`` (a short one not for
+    a listed program), or, for a program that is not read-only, a long option one of whose words
+    starts with one of ``output_words`` (``--log-file``, ``--outDir``, ``--junitxml``)."""
+    if option in shell.get("output_options", {}):
+        return option.startswith("--") or kind == "unlisted" or (
+            kind == "listed" and option in ("-o", "-O"))
+    if kind == "read" or not option.startswith("--"):
+        return False
+    words: list[str] = []
+    current = ""
+    for c in option[2:]:
+        if c in "-_." or c.isupper():
+            words.append(current)
+            current = c.lower() if c.isupper() else ""
+        else:
+            current += c
+    words.append(current)
+    starts = tuple(shell.get("output_words", ()))
+    return bool(starts) and any(w.startswith(starts) for w in words if w)
 
 
 def _named(spec: dict[str, Any], fields: list[str | None], raws: list[str]

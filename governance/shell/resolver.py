@@ -48,6 +48,11 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth)
             if start is None:
                 return
+            if start > 1 and any((r if f is None else f)[:1] == "-"
+                                 for f, r in zip(fields[1:start], raws[1:start], strict=False)):
+                from governance.shell.outputs import outputs  # time -o FILE CMD, strace -o
+
+                outputs(an, base, first, fields[:start], raws[:start], seg, "unlisted")
             if start > 0:
                 fields, raws = fields[start:], raws[start:]
                 if fields[-1] is None and raws[-1].startswith("(arguments read") and \
@@ -216,8 +221,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                                                 for f, r in zip(fields[1:], raws[1:], strict=False)):
         from governance.shell.outputs import outputs  # iconv -o FILE, uniq IN OUT
 
-        outputs(an, base, first, fields, raws, seg, name is not None or
-                lookup_name(first, shell.get("read_only", {})) is not None)
+        outputs(an, base, first, fields, raws, seg,
+                "read" if lookup_name(first, shell.get("read_only", {})) is not None else
+                "listed" if name is not None else "unlisted")
     runs = spec.get("runs")
     if runs:
         sub = next((k for k in range(1, len(fields)) if fields[k] is not None and

@@ -153,6 +153,7 @@ class ShellModel(_Strict):
     commands: dict[str, CommandModel] = {}
     outputs: dict[str, OutputModel] = {}
     output_options: list[str] = []
+    output_words: list[str] = []
 
     @field_validator("unknown_destructive_markers", "protected_markers")
     @classmethod
@@ -213,7 +214,8 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders", "output_options")},
+                                  "shells", "local_hosts", "build_folders", "output_options",
+                                  "output_words")},
     ("commands", "*", "patterns"): PREPEND,
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -340,6 +342,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                            "with_value": _flags([*o.with_value, *o.options])}
                     for name, o in model.outputs.items()},
         "output_options": _flags(model.output_options),
+        "output_words": [w.lower() for w in model.output_words],
         "primitives": sorted(primitives),
     }
 

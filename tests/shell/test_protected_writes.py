@@ -81,6 +81,11 @@ WRITERS = [
     Writer("prettier --write {p}"), Writer("gpg -d -o {p} x.gpg"),
     Writer("pandoc x.md -o {p}"), Writer("mytool --output {p}"), Writer("mytool --output={p}"),
     Writer("mytool -o {p} in"), Writer("some-gen --out {p}"), Writer("some-gen --output-file={p}"),
+    Writer("go build -o {p} ./cmd/app"), Writer("docker save -o {p} app:1"),
+    Writer("pytest --junitxml={p}"), Writer("some-daemon --log-file {p}"),
+    Writer("ruff check --output-file {p} ."), Writer("bundler --outDir={p}"),
+    Writer("time -o {p} ls"), Writer("strace -o {p} ls"), Writer("zip {p} x.json"),
+    Writer("ssh-keygen -q -N '' -f {p}"),
     Writer("git checkout -- {p}", git=True), Writer("git checkout HEAD~1 -- {p}", git=True),
     Writer("git restore {p}", git=True), Writer("git restore --source=HEAD~2 {p}", git=True),
     Writer("git stash push -- {p}", git=True), Writer("git stash -- {p}", git=True),
@@ -282,7 +287,9 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "git -C docs log --oneline", "cmake -E make_directory build", "mkdir -p build/{bin,lib}",
     "python -m json.tool x.json", "openssl x509 -in cert.pem -text -noout",
     "governance explain-command \"$c\"", "echo ls | xargs governance explain-command",
-    "for f in $(ls docs); do wc -l docs/$f; done",
+    "for f in $(ls docs); do wc -l docs/$f; done", "ls -o .claude/", "tree --dirsfirst .claude",
+    "mytool --timeout 5 .claude/settings.json", "go build -o . ./cmd/app", "pip download -d . x",
+    "zip backup.zip .claude/settings.json", "time -p ls .claude",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
