@@ -35,6 +35,14 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
     for name in [*PROTECTED, *ORDINARY, "src/app.py", "x.json"]:
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text("{}\n")
+    import tarfile
+    import zipfile
+
+    with tarfile.open(project / "backup.tar", "w") as archive:
+        archive.add(project / ".claude/settings.json", ".claude/settings.json")
+        archive.add(project / "x.json", "x.json")
+    with zipfile.ZipFile(project / "backup.zip", "w") as packed:
+        packed.write(project / ".claude/settings.json", ".claude/settings.json")
     (project / ".claude" / "Makefile").write_text("clean:\n\trm -f settings.local.json\n")
     (project / "justfile").write_text(
         "reset:\n    governance state set implementation-cycle/PLAN\n"
@@ -202,6 +210,8 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "for x in governance; do rm -rf .claude/$x; done", "git -C .claude rm settings.json",
     "env --chdir .claude/governance rm state.json", "sudo -D .claude rm settings.json",
     "make -C .claude clean", "tar -xf a.tar -C .claude",
+    "tar -xf backup.tar .claude/settings.json", "tar xf backup.tar", "unzip -o backup.zip",
+    "unzip -o backup.zip .claude/settings.json", "cat backup.tar | tar -x .claude/settings.json",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -289,7 +299,8 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "governance explain-command \"$c\"", "echo ls | xargs governance explain-command",
     "for f in $(ls docs); do wc -l docs/$f; done", "ls -o .claude/", "tree --dirsfirst .claude",
     "mytool --timeout 5 .claude/settings.json", "go build -o . ./cmd/app", "pip download -d . x",
-    "zip backup.zip .claude/settings.json", "time -p ls .claude",
+    "zip backup.zip .claude/settings.json", "time -p ls .claude", "tar -tf backup.tar",
+    "tar -xf backup.tar x.json", "unzip -o backup.zip -d /tmp/restore",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
