@@ -372,6 +372,8 @@ class _Analysis:
         if kind == "var":
             if value.endswith(("[@]", "[*]")):
                 return self.vars.get(value[:-3])
+            if value == "PWD" and value not in self.vars:   # "$PWD"/.mcp.json: the folder now
+                return self.folder()
             return self.vars.get(value) if value else None
         if kind == "proc":
             return "/dev/fd/63"
@@ -387,6 +389,8 @@ class _Analysis:
         if any(f is None for f in fields):
             return None
         words: list[str] = [f for f in fields if f is not None]
+        if words == ["pwd"]:
+            return self.folder()
         if words[0] == "echo":
             args = words[1:]
             while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
@@ -500,6 +504,8 @@ class _Analysis:
                 return True
             if value is None:
                 return False
+        if text.startswith("~+/") and self.folder():        # ~+ is $PWD
+            text = str(self.folder()) + text[2:]
         path = system.expanduser(text)
         if self.is_protected(path):
             return True
@@ -527,6 +533,13 @@ class _Analysis:
                     self.is_protected(system.normpath(system.join(self.cwd, path))):
                 return True
         return False
+
+    def folder(self) -> str | None:
+        """The folder the command is in now (its own ``cd``s followed), absolute; None when it
+        is not known."""
+        if self.root is None or self.cwd is None:
+            return None
+        return system.normpath(system.join(self.root, system.expanduser(self.cwd)))
 
     def enter(self, value: str | None) -> None:
         """``env -C DIR CMD``: CMD runs in DIR; the folder is restored after the command."""

@@ -101,6 +101,8 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
         rest = args[args.index("--") + 1:]
         an.vars["@"] = None if any(a is None for a in rest) else " ".join(str(a) for a in rest)
         an.vars["*"] = an.vars["@"]
+        for k, word in enumerate(rest[:9]):           # set -- FILE; rm "$1"
+            an.vars[str(k + 1)] = word
     elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
         form, values = args[2], args[3:]
         known = form is not None and all(v is not None for v in values)

@@ -133,8 +133,8 @@ def _brace(path: str, draw: Callable[[st.SearchStrategy[int]], int]) -> str:
     return f"{folder}/{word}" if folder else word
 
 
-SPELLINGS = ["relative", "dot", "absolute", "glob", "brace", "variable", "loop", "loop-glob",
-             "cd", "subshell-cd", "env-C", "git-C"]
+SPELLINGS = ["relative", "dot", "absolute", "pwd", "quoted", "glob", "brace", "variable",
+             "positional", "loop", "loop-glob", "cd", "subshell-cd", "env-C", "git-C"]
 
 
 @st.composite
@@ -158,6 +158,12 @@ def routes(draw: st.DrawFn, paths: list[str], project: str, *, patterns: bool = 
         cmd = fill(p="./" + path)
     elif spelling == "absolute":
         cmd = fill(p=f"{project}/{path}")
+    elif spelling == "pwd":
+        form = draw(st.sampled_from(['"$PWD"/{}', "$(pwd)/{}", '"${{PWD}}/{}"', "~+/{}"]))
+        cmd = fill(p=form.format(path))
+    elif spelling == "quoted":
+        cut = draw(st.integers(1, len(path) - 1))
+        cmd = fill(p=f"'{path[:cut]}'\"{path[cut:]}\"")
     elif spelling == "glob":
         cmd = fill(p=_glob(path, draw))
     elif spelling == "brace":
@@ -165,6 +171,8 @@ def routes(draw: st.DrawFn, paths: list[str], project: str, *, patterns: bool = 
     elif spelling == "variable":
         quoted = draw(st.sampled_from(['"$t"', "$t", '"${t}"']))
         cmd = f"t={path}; " + fill(p=quoted)
+    elif spelling == "positional":
+        cmd = f"set -- README.md {path}; " + fill(p='"$2"')
     elif spelling == "loop":
         cmd = f"for t in README.md {path}; do " + fill(p='"$t"') + "; done"
     elif spelling == "loop-glob":
