@@ -322,6 +322,7 @@ def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd:
     ("chmod -R u+w src", "destructive"), ("chmod -R go-rwx notes", "destructive"),
     ("dd if=/dev/urandom bs=16 count=1 | base64", "destructive"),
     ("dd if=x.json | sha256sum", "destructive"),
+    ("pacman -Ss nginx", "package-install"), ("yay -Si foo", "package-install"),
 ])
 def test_everyday_system_commands_are_not_denied(layer: GovernanceLayer, cmd: str,
                                                  kept_out: str) -> None:
@@ -352,8 +353,8 @@ def test_a_recursive_chmod_that_only_adds_reading_is_not_destructive(
 
 
 @pytest.mark.parametrize("cmd", ["rpm -ivh pkg.rpm", "rpm -Uvh pkg.rpm", "rpm -e bash",
-                                 "rpm --install pkg.rpm"])
-def test_rpm_installing_is_still_package_install(layer: GovernanceLayer, cmd: str) -> None:
+                                 "rpm --install pkg.rpm", "pacman -Syu", "pacman -S nginx"])
+def test_installing_is_still_package_install(layer: GovernanceLayer, cmd: str) -> None:
     assert "package-install" in primitives(layer, cmd)
 
 
