@@ -347,11 +347,11 @@ def known_name(shell: dict[str, Any], word: str) -> bool:
 
 
 def _document(shell: dict[str, Any], arg: str) -> bool:
-    """A file with a word for an extension (``notes/governance.md``), not a program listed under
-    that very name: data, not a command to run."""
+    """A file with a word for an extension (``notes/governance.md``) or a pattern
+    (``notes/gov*``), not a program listed under that very name: data, not a command to run."""
     name = arg.rsplit("/", 1)[-1]
     stem, dot, ext = name.rpartition(".")
-    return bool(dot and stem and ext.isalpha()) and not any(
+    return (bool(dot and stem and ext.isalpha()) or any(c in name for c in "*?[")) and not any(
         name in shell.get(t, {}) for t in ("commands", "wrappers", "shells", "interpreters"))
 
 

@@ -172,6 +172,8 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
     positionals = argv.positionals[start:]
     if mode == "all":
         out.extend(positionals)
+    elif mode == "first":
+        out.extend(positionals[:1])
     elif mode == "last":
         if len(positionals) >= 2:
             folder, raw = positionals[-1]
@@ -191,7 +193,12 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
             out.extend((None, raw[len(option):]) for v, raw in positionals  # of="$f"
                        if v is None and raw.startswith(option))
         else:
-            out.extend(argv.values.get(option, ()))
+            given = argv.values.get(option, ())
+            out.extend(given)
+            if rule.get("into"):          # cp -t DIR a b writes DIR/a and DIR/b
+                out.extend((folder.rstrip("/") + "/" + source.rstrip("/").rsplit("/", 1)[-1], raw)
+                           for folder, raw in given if folder is not None
+                           for source, _ in positionals if source)
     return out
 
 

@@ -39,7 +39,7 @@ class PatternModel(_Strict):
     args: Names = None
     flags: Names = None
     text: Names = None
-    targets: Literal["all", "last", "rest", ""] = ""
+    targets: Literal["all", "last", "rest", "first", ""] = ""
     targets_all_with: list[str] = []
     target_options: list[str] = []
     folders: bool = False

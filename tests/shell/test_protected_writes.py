@@ -220,6 +220,8 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "make -C .claude clean", "tar -xf a.tar -C .claude",
     "tar -xf backup.tar .claude/settings.json", "tar xf backup.tar", "unzip -o backup.zip",
     "unzip -o backup.zip .claude/settings.json", "cat backup.tar | tar -x .claude/settings.json",
+    "cp -t .claude settings.json", "install --target-directory=.claude/hooks x.sh",
+    "tar czf .claude/settings.json src", "set -- .claude/settings.json; rm \"$1\"",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -309,6 +311,7 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "mytool --timeout 5 .claude/settings.json", "go build -o . ./cmd/app", "pip download -d . x",
     "zip backup.zip .claude/settings.json", "time -p ls .claude", "tar -tf backup.tar",
     "tar -xf backup.tar x.json", "unzip -o backup.zip -d /tmp/restore",
+    "tar czf backup.tgz .claude", "cp -t docs x.json",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
