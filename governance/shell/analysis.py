@@ -391,6 +391,10 @@ class _Analysis:
         words: list[str] = [f for f in fields if f is not None]
         if words == ["pwd"]:
             return self.folder()
+        if len(words) == 2 and words[0] in ("dirname", "basename") and words[1][:1] != "-":
+            path = words[1].rstrip("/") or "/"        # cd "$(dirname .claude/settings.json)"
+            return (system.dirname(path) or ".") if words[0] == "dirname" else \
+                path.rsplit("/", 1)[-1]
         if words[0] == "echo":
             args = words[1:]
             while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):

@@ -66,10 +66,15 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
+            width = int(with_value.get(arg, 0))
+            if not width and arg[1:2] != "-" and len(arg) > 2 and "-" + arg[-1] in with_value \
+                    and not any("-" + c in with_value for c in arg[1:-1]):
+                width = int(with_value["-" + arg[-1]])     # env -iC DIR: the last letter's value
+                arg = "-" + arg[-1]
             chdir = spec.get("chdir")
             if chdir:                     # env -C DIR CMD: CMD's paths are read from DIR
                 _enter(an, chdir, arg, fields[i + 1] if i + 1 < n else None)
-            i += 1 + int(with_value.get(arg, 0))
+            i += 1 + width
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
             i += 1

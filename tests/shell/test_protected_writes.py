@@ -222,6 +222,7 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "unzip -o backup.zip .claude/settings.json", "cat backup.tar | tar -x .claude/settings.json",
     "cp -t .claude settings.json", "install --target-directory=.claude/hooks x.sh",
     "tar czf .claude/settings.json src", "set -- .claude/settings.json; rm \"$1\"",
+    "env -iC .claude rm settings.json", "cd \"$(dirname .claude/settings.json)\" && rm settings.json",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
