@@ -17,6 +17,7 @@ No ``glob``, ``fnmatch`` or ``re``.
 from __future__ import annotations
 
 from governance import system
+from governance.shell.braces import MAX_WORDS, braces
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,71 +25,8 @@ if TYPE_CHECKING:
 
     from governance.shell.walk import Walk
 
-MAX_WORDS = 64
 MAX_ENTRIES = 4000
 GLOB = "*?["
-
-
-def braces(word: str) -> list[str]:
-    """The words a brace expansion yields (bash order), at most ``MAX_WORDS``; the word itself
-    when it holds none."""
-    out = _braces(word)
-    return out[:MAX_WORDS] if out else [word]
-
-
-def _braces(word: str) -> list[str]:
-    start = word.find("{")
-    while start >= 0:
-        depth, k, commas = 0, start, []
-        while k < len(word):
-            c = word[k]
-            if c == "\\":
-                k += 2
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif c == "," and depth == 1:
-                commas.append(k)
-            k += 1
-        if k >= len(word):
-            return [word]
-        head, body, tail = word[:start], word[start + 1:k], word[k + 1:]
-        items = _sequence(body) if not commas else [
-            word[a + 1:b] for a, b in zip([start, *commas], [*commas, k], strict=True)]
-        if items is None:
-            start = word.find("{", start + 1)
-            continue
-        out: list[str] = []
-        for item in items:
-            for rest in _braces(head + item + tail):
-                out.append(rest)
-                if len(out) >= MAX_WORDS:
-                    return out
-        return out
-    return [word]
-
-
-def _sequence(body: str) -> list[str] | None:
-    """``1..3``, ``a..c`` (with an optional ``..STEP``), or None when it is not a sequence."""
-    parts = body.split("..")
-    if len(parts) not in (2, 3):
-        return None
-    first, last = parts[0], parts[1]
-    step = abs(int(parts[2])) if len(parts) == 3 and parts[2].lstrip("-").isdigit() else 1
-    step = step or 1
-    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
-        a, b = int(first), int(last)
-        span = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [str(v) for v in list(span)[:MAX_WORDS]]
-    if len(first) == 1 and len(last) == 1 and first.isalpha() and last.isalpha():
-        a, b = ord(first), ord(last)
-        span = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [chr(v) for v in list(span)[:MAX_WORDS]]
-    return None
 
 
 def match(pattern: str, name: str, dots: bool = False) -> bool:
@@ -99,37 +37,40 @@ def match(pattern: str, name: str, dots: bool = False) -> bool:
 
 
 def _match(p: str, i: int, s: str, j: int) -> bool:
-    while i < len(p):
-        c = p[i]
-        if c == "*":
-            while i < len(p) and p[i] == "*":
-                i += 1
-            if i == len(p):
-                return True
-            return any(_match(p, i, s, k) for k in range(j, len(s) + 1))
-        if j >= len(s):
-            return False
-        if c == "?":
-            i, j = i + 1, j + 1
-            continue
-        if c == "[":
-            end = p.find("]", i + 2)
-            if end > 0:
-                body = p[i + 1:end]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                if _in_class(body, s[j]) == negate:
-                    return False
-                i, j = end + 1, j + 1
-                continue
-        if c == "\\" and i + 1 < len(p):
+    """Glob matching by the usual two-pointer walk: on a mismatch, return to the last ``*`` and
+    let it take one more character (time linear in each string's length, not exponential)."""
+    star_i, star_j = -1, 0
+    while j < len(s):
+        step = _step(p, i, s[j]) if i < len(p) and p[i] != "*" else 0
+        if step:
+            i, j = i + step, j + 1
+        elif i < len(p) and p[i] == "*":
+            star_i, star_j = i, j
             i += 1
-            c = p[i]
-        if c != s[j]:
+        elif star_i >= 0:
+            star_j += 1
+            i, j = star_i + 1, star_j
+        else:
             return False
-        i, j = i + 1, j + 1
-    return j == len(s)
+    while i < len(p) and p[i] == "*":
+        i += 1
+    return i == len(p)
+
+
+def _step(p: str, i: int, char: str) -> int:
+    """How many pattern characters at ``p[i]`` match ``char`` (0: none do)."""
+    c = p[i]
+    if c == "?":
+        return 1
+    if c == "[":
+        end = p.find("]", i + 2)
+        if end > 0:
+            body = p[i + 1:end]
+            negate = body[:1] in ("!", "^")
+            return end + 1 - i if _in_class(body[1:] if negate else body, char) != negate else 0
+    if c == "\\" and i + 1 < len(p):
+        return 2 if p[i + 1] == char else 0
+    return 1 if c == char else 0
 
 
 def _in_class(body: str, char: str) -> bool:
@@ -224,6 +165,9 @@ def pattern_protected(an: Walk, value: str) -> bool | None:
     """Whether a word with braces or globs names a protected path (module docstring); None when
     it is no pattern (``a{b``), to be checked as a path."""
     words = braces(value) if "{" in value else [value]
+    if ("," in value or ".." in value) and any(
+            _leftover(an, w) for w in words if "{" in w or "}" in w):
+        return True
     if words == [value] and not any(c in value for c in GLOB):
         return None
     paths = named(an, value)
@@ -253,6 +197,15 @@ def unreadable(an: Walk, word: str) -> bool:
     path = system.normpath(system.join(cwd, word)) if not system.isabs(word) else word
     return any(could_name(path, probe) for probe in an.shell.get("protected_probes", ())
                if "/" in probe)
+
+
+def _leftover(an: Walk, word: str) -> bool:
+    """A word that still holds braces after ``braces`` (bash reads some odd spellings otherwise:
+    ``a{}x.,}`` is ``a}x.`` and ``a``): protected when its text could name a protected path, or
+    a path made of it without the braces (whole, or split at its commas) is one."""
+    bare = word.replace("{", "").replace("}", "")
+    return unreadable(an, word) or any(
+        an.protected(c, c) for c in {bare.replace(",", ""), *bare.split(",")} if c and _plain(c))
 
 
 def _folder(an: Walk) -> str | None:

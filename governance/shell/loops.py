@@ -14,7 +14,8 @@ arguments.
 
 from __future__ import annotations
 
-from governance.shell.expansion import MAX_WORDS, named, unreadable
+from governance.shell.braces import MAX_WORDS
+from governance.shell.expansion import named, unreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
