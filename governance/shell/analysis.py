@@ -127,7 +127,8 @@ class _Later:
 
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "files", "ifs", "level", "limits",
-                 "loops", "origin", "reads", "root", "scope", "seen", "shell", "text", "vars")
+                 "listed", "loops", "origin", "reads", "root", "scope", "seen", "shell", "text",
+                 "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -147,6 +148,7 @@ class _Analysis:
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
         self.reads = [1024 * 1024, 48]        # bytes and files the analysis may still read
+        self.listed = [4000]                  # folder entries globs may still read
         self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
 

@@ -7,11 +7,14 @@ closing brace, or one holding neither a comma nor a sequence, stays as written. 
 from __future__ import annotations
 
 MAX_WORDS = 64
+MAX_LENGTH = 512     # a longer word is not expanded (its text is checked as it stands)
 
 
 def braces(word: str) -> list[str]:
     """The words a brace expansion yields (bash order), at most ``MAX_WORDS``; the word itself
     when it holds none."""
+    if len(word) > MAX_LENGTH or word.count("{") > 32:
+        return [word]
     out = _braces(word)
     return out[:MAX_WORDS] if out else [word]
 

@@ -3,7 +3,8 @@
 
 Bash expands braces first (``{a,b}``, ``{1..3}``, nested), then each word's glob segments
 (``*``, ``?``, ``[...]``) against the folders on disk, from the command's folder. Here a word is
-expanded the same way, bounded (``MAX_WORDS`` brace words, ``MAX_ENTRIES`` folder entries read),
+expanded the same way, bounded (``MAX_WORDS`` brace words, ``MAX_ENTRIES`` folder entries read
+by the whole analysis),
 and each path it names is checked as a target. A leading ``.`` is matched only by a literal ``.``
 unless the command turns on ``dotglob`` or sets ``GLOBIGNORE``, as in bash.
 
@@ -87,13 +88,18 @@ def _in_class(body: str, char: str) -> bool:
     return False
 
 
-def expand(pattern: str, folder: str, dots: bool = False) -> list[str] | None:
+def expand(pattern: str, folder: str, dots: bool = False,
+           budget: list[int] | None = None) -> list[str] | None:
     """The paths (spelled as the pattern spells them) that a glob names below ``folder``, the
-    folder a relative pattern is read from; None when a limit is reached."""
+    folder a relative pattern is read from; None when a limit is reached (``budget``: folder
+    entries the whole analysis may still read)."""
     absolute = pattern.startswith("/")
     segments = [s for s in pattern.split("/") if s]
     start = "/" if absolute else folder
-    budget = [MAX_ENTRIES]
+    if budget is None:
+        budget = [MAX_ENTRIES]
+    if budget[0] <= 0:
+        return None
     found: list[str] = []
     for path in _walk(start, "/" if absolute else "", segments, dots, budget):
         found.append(path)
@@ -143,7 +149,7 @@ def could_name(pattern: str, place: str) -> bool:
 def named(an: Walk, value: str) -> list[str] | None:
     """The paths a word with braces or globs names, read from the tree; None when it cannot be
     read (then ``unreadable`` decides). A glob that matches nothing stays as written, as in bash."""
-    words = braces(value) if "{" in value else [value]
+    words = _words(an, value)
     folder = _folder(an)
     text = getattr(an, "text", "")
     dots = "dotglob" in text or "GLOBIGNORE" in text
@@ -154,7 +160,7 @@ def named(an: Walk, value: str) -> list[str] | None:
             continue
         if folder is None:
             return None
-        paths = expand(system.expanduser(word), folder, dots)
+        paths = expand(system.expanduser(word), folder, dots, an.listed)
         if paths is None:
             return None
         out.extend(paths or [word])
@@ -164,25 +170,57 @@ def named(an: Walk, value: str) -> list[str] | None:
 def pattern_protected(an: Walk, value: str) -> bool | None:
     """Whether a word with braces or globs names a protected path (module docstring); None when
     it is no pattern (``a{b``), to be checked as a path."""
-    words = braces(value) if "{" in value else [value]
+    words = _words(an, value)
     if ("," in value or ".." in value) and any(
             _leftover(an, w) for w in words if "{" in w or "}" in w):
         return True
     if words == [value] and not any(c in value for c in GLOB):
         return None
-    paths = named(an, value)
+    an.listed[0] -= len(words)             # each word read costs one entry of the budget
+    paths = named(an, value) if an.listed[0] > 0 else None
     if paths is None:
-        return any(unreadable(an, word) for word in words)
+        return any(_unreadable(an, word) for word in words)
     return any(an.protected(p, p) for p in paths if _plain(p))
 
 
 def pattern_holds(an: Walk, value: str, direct: bool) -> bool:
     """Whether a folder pattern (``rm -r .cl*``) names a folder that holds a protected path."""
-    paths = named(an, value)
+    words = _words(an, value)
+    an.listed[0] -= len(words)
+    paths = named(an, value) if an.listed[0] > 0 else None
     if paths is None:
-        return any(unreadable(an, word) for word in braces(value))
+        return any(_unreadable(an, word) for word in words)
     holds = getattr(an, "holds_protected", None)
     return holds is not None and any(holds(p, direct) for p in paths if _plain(p))
+
+
+def _words(an: Walk, value: str) -> list[str]:
+    """``braces(value)``, while the analysis's budget lasts (then the word as written, whose
+    text is checked as it stands)."""
+    if "{" not in value or an.listed[0] <= 0:
+        return [value]
+    words = _BRACED.get(value)
+    if words is None:
+        if len(_BRACED) > 256:
+            _BRACED.clear()
+        words = _BRACED[value] = braces(value)
+    return words
+
+
+_BRACED: dict[str, list[str]] = {}     # a pure function's results, for a word checked again
+
+
+def _unreadable(an: Walk, word: str) -> bool:
+    """``unreadable``, remembered for the analysis (a command may repeat a pattern)."""
+    key = "\0" + word                      # beside the paths the analysis has checked
+    known = an.checked.get(key)
+    if known is None:
+        if an.listed[0] < -MAX_ENTRIES:     # far past the budget: the markers alone
+            lowered = word.lower()
+            return any(m in lowered for m in an.shell.get("protected_markers", ()))
+        an.listed[0] -= 1
+        known = an.checked[key] = unreadable(an, word)
+    return known
 
 
 def unreadable(an: Walk, word: str) -> bool:

@@ -21,6 +21,8 @@ class Walk(Protocol):
     origin: str              # the file being analysed, named in each act's reason
     level: int               # how many files deep
     reads: list[int]         # bytes and files the analysis may still read
+    listed: list[int]        # folder entries globs may still read
+    checked: dict[str, bool]  # path -> protected, for a path named again
     loops: dict[str, list[str]]   # for NAME in WORDS: the values NAME takes
     text: str                # the whole command
 
