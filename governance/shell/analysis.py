@@ -222,10 +222,11 @@ class _Analysis:
                 if name in risky:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
             fields, globs, raws = self.expand_words(cmd.words)
+            enclosing, self.scope = self.scope, []
             resolve(self, fields, globs, raws, cmd, seg, depth)
             if self.scope:                     # env -C DIR, git -C DIR: for this command only
                 self.cwd = self.scope[0]
-                self.scope = []
+            self.scope = enclosing
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":
                 for target in fields[1:]:          # echo CMD | tee s.sh: s.sh holds CMD
                     if target is not None and not target.startswith("-"):

@@ -43,6 +43,8 @@ def _braces(word: str) -> list[str]:
         head, body, tail = word[:start], word[start + 1:k], word[k + 1:]
         items = _sequence(body) if not commas else [
             word[a + 1:b] for a, b in zip([start, *commas], [*commas, k], strict=True)]
+        if items is None and ".." in _top(body) and _braces(body) != [body]:
+            items = [body]                 # bash: {..{a,b}} is ..a ..b, the outer pair dropped
         if items is None:
             start = word.find("{", start + 1)
             continue
@@ -73,3 +75,15 @@ def _sequence(body: str) -> list[str] | None:
         span = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
         return [chr(v) for v in list(span)[:MAX_WORDS]]
     return None
+
+
+def _top(body: str) -> str:
+    """The text of a brace body outside the brace pairs nested in it."""
+    out: list[str] = []
+    depth = 0
+    for c in body:
+        depth += c == "{"
+        if depth == 0:
+            out.append(c)
+        depth -= c == "}" and depth > 0
+    return "".join(out)

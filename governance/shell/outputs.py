@@ -1,7 +1,8 @@
 """Output files: the file a program writes because an argument names it (``iconv -o FILE``,
 ``uniq IN OUT``, ``python -m json.tool IN OUT``, ``yq -i EXPR FILE``, ``openssl enc -out FILE``).
 
-Two sources, both data in the matrix (``shell.outputs``, ``shell.output_options``):
+Two sources, both data in the matrix (``shell.outputs``; ``shell.output_options`` and
+``shell.output_words``):
 
 - a program listed in ``outputs`` names its output by option (``options``), by position
   (``positional``: the Nth positional argument, or ``-1`` the last of two or more), or writes

@@ -222,7 +222,9 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "unzip -o backup.zip .claude/settings.json", "cat backup.tar | tar -x .claude/settings.json",
     "cp -t .claude settings.json", "install --target-directory=.claude/hooks x.sh",
     "tar czf .claude/settings.json src", "set -- .claude/settings.json; rm \"$1\"",
-    "env -iC .claude rm settings.json", "cd \"$(dirname .claude/settings.json)\" && rm settings.json",
+    "env -iC .claude rm settings.json", "env -C .claude bash -c 'true; rm settings.json'",
+    "env -C .claude/governance sh -c 'ls && : > state.json'",
+    "cd \"$(dirname .claude/settings.json)\" && rm settings.json",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -312,7 +314,7 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "mytool --timeout 5 .claude/settings.json", "go build -o . ./cmd/app", "pip download -d . x",
     "zip backup.zip .claude/settings.json", "time -p ls .claude", "tar -tf backup.tar",
     "tar -xf backup.tar x.json", "unzip -o backup.zip -d /tmp/restore",
-    "tar czf backup.tgz .claude", "cp -t docs x.json",
+    "tar czf backup.tgz .claude", "cp -t docs x.json", "env -C .claude ls; rm settings.json",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
