@@ -141,7 +141,8 @@ class _Later:
 
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "ifs", "level",
-                 "limits", "names", "origin", "prose", "reads", "root", "seen", "shell", "text",
+                 "limits", "listed", "loops", "names", "origin", "prose", "reads", "root", "scope",
+                 "seen", "shell", "text",
                  "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
@@ -165,6 +166,9 @@ class _Analysis:
         self.prose: list[str] = []            # message text (git commit -m TEXT): mentions, not acts
         self.doubts: list[tuple[str, str, str]] = []   # what unknown() found, for the markers
         self.names: Any = None                # functions, aliases, copies ... (``shell.names``)
+        self.listed = [4000]                  # folder entries globs may still read
+        self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
+        self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -256,12 +260,20 @@ class _Analysis:
 
                     startup(self, self.expand_one(word.parts), word_text(word), seg, depth)
             fields, globs, raws = self.expand_words(cmd.words)
+            enclosing, self.scope = self.scope, []
             resolve(self, fields, globs, raws, cmd, seg, depth)
+            if self.scope:                     # env -C DIR, git -C DIR: for this command only
+                self.cwd = self.scope[0]
+            self.scope = enclosing
             if fields and fields[0] is not None and fields[0].rsplit("/", 1)[-1] == "tee":
                 for target in fields[1:]:          # echo CMD | tee s.sh: s.sh holds CMD
                     if target is not None and not target.startswith("-"):
                         self.remember_stdin(target, cmd)
         else:
+            if cmd.loop:                       # for f in .claude/settings*.json: f is each
+                from governance.shell.loops import bind_loop
+
+                bind_loop(self, cmd.loop, cmd.inert)
             for name, value in cmd.assigns:
                 parts = value.parts
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
@@ -405,6 +417,8 @@ class _Analysis:
         if kind == "var":
             if value.endswith(("[@]", "[*]")):
                 return self.vars.get(value[:-3])
+            if value == "PWD" and value not in self.vars:   # "$PWD"/.mcp.json: the folder now
+                return self.folder()
             return self.vars.get(value) if value else None
         if kind == "proc":
             return "/dev/fd/63"
@@ -424,6 +438,12 @@ class _Analysis:
         if any(f is None for f in fields):
             return None
         words: list[str] = [f for f in fields if f is not None]
+        if words == ["pwd"]:
+            return self.folder()
+        if len(words) == 2 and words[0] in ("dirname", "basename") and words[1][:1] != "-":
+            path = words[1].rstrip("/") or "/"        # cd "$(dirname .claude/settings.json)"
+            return (system.dirname(path) or ".") if words[0] == "dirname" else \
+                path.rsplit("/", 1)[-1]
         if words[0] == "echo" and not any("\\" in w for w in words):
             args = words[1:]
             while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
@@ -539,6 +559,17 @@ class _Analysis:
         return known
 
     def protected(self, value: str | None, raw: str) -> bool:
+        if value is not None and ("{" in value or any(c in value for c in _GLOB_CHARS)):
+            from governance.shell.expansion import pattern_protected  # .cl*/gov*/state.json
+
+            found = pattern_protected(self, value)
+            if found is not None:
+                return found
+        if value is None and (self.loops or raw[:1] == "\0"):   # rm "$f" in a loop, xargs rm
+            from governance.shell.loops import loop_protected
+
+            if loop_protected(self, raw):
+                return True
         text = raw if value is None else value
         if value is None or any(c in value for c in _GLOB_CHARS) or self.cwd is None:
             lowered = text.lower()
@@ -546,6 +577,8 @@ class _Analysis:
                 return True
             if value is None:
                 return False
+        if text.startswith("~+/") and self.folder():        # ~+ is $PWD
+            text = str(self.folder()) + text[2:]
         path = system.expanduser(text)
         if self.is_protected(path):
             return True
@@ -556,8 +589,12 @@ class _Analysis:
     def holds_protected(self, value: str | None, direct: bool = False) -> bool:
         """A known folder target that contains a protected path (``rm -r .claude``); with
         ``direct``, only one that is the folder of a protected path itself."""
-        if value is None or any(c in value for c in _GLOB_CHARS):
+        if value is None:
             return False
+        if "{" in value or any(c in value for c in _GLOB_CHARS):
+            from governance.shell.expansion import pattern_holds
+
+            return pattern_holds(self, value, direct)
         folder = system.expanduser(value)
         for probe in self.shell.get("protected_probes", ()):
             if direct and "/" in probe:
@@ -569,6 +606,19 @@ class _Analysis:
                     self.is_protected(system.normpath(system.join(self.cwd, path))):
                 return True
         return False
+
+    def folder(self) -> str | None:
+        """The folder the command is in now (its own ``cd``s followed), absolute; None when it
+        is not known."""
+        if self.root is None or self.cwd is None:
+            return None
+        return system.normpath(system.join(self.root, system.expanduser(self.cwd)))
+
+    def enter(self, value: str | None) -> None:
+        """``env -C DIR CMD``: CMD runs in DIR; the folder is restored after the command."""
+        if not self.scope:
+            self.scope = [self.cwd]
+        self.change_dir(["cd", value])
 
     def change_dir(self, fields: list[str | None]) -> None:
         args = [f for f in fields[1:] if f is None or not f.startswith("-")]

@@ -156,6 +156,8 @@ def _tar(job: _Job, argv: Argv, cmd: Simple | None) -> None:
                 elif letter == "C":
                     dest = value
     dest = dest or "."
+    named = positionals if bundle is None else positionals[1 + sum(
+        1 for letter in bundle if letter in _TAR_VALUE_LETTERS):]
     if archive in (None, "-"):
         kind, value = _stdin_file(cmd, job)
         archive = value if kind == "file" else None
@@ -167,7 +169,7 @@ def _tar(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     if members is None:
         job.unknown(dest, f"the archive {archive or '(standard input)'}")
         return
-    _check_members(job, dest, members, strip, absolute, "tar extracts")
+    _check_members(job, dest, _selected(members, named), strip, absolute, "tar extracts")
 
 
 def _strip(argv: Argv) -> int | None:
@@ -283,7 +285,19 @@ def _unzip(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     if members is None:
         job.unknown(dest, f"the archive {archive or '(unnamed)'}")
         return
-    _check_members(job, dest, members, 0, False, "unzip extracts")
+    _check_members(job, dest, _selected(members, positionals[1:]), 0, False, "unzip extracts")
+
+
+def _selected(members: list[tuple[str, str, str]], named: list[str | None]
+              ) -> list[tuple[str, str, str]]:
+    """The members a command line names (a name, or a folder holding the member); all of them
+    when it names none, or names one known only at run time or as a pattern."""
+    if not named or any(n is None or any(c in n for c in "*?[") for n in named):
+        return members
+    wanted = [str(n).removeprefix("./").rstrip("/") for n in named]
+    return [m for m in members if any(
+        (name := m[0].removeprefix("./").rstrip("/")) == w or name.startswith(w + "/")
+        for w in wanted)]
 
 
 def _seven(job: _Job, argv: Argv, cmd: Simple | None) -> None:

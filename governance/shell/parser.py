@@ -51,7 +51,7 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "function", "inert", "piped", "piped_from",
+    __slots__ = ("assigns", "background", "end", "function", "inert", "loop", "piped", "piped_from",
                  "redirs", "start", "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
@@ -66,6 +66,7 @@ class Simple:
         self.piped = False                       # reads standard input from a pipe
         self.piped_from: Simple | None = None    # the simple command writing into it, if one
         self.function: tuple[str, list[Simple]] | None = None  # a definition: name and body
+        self.loop: str | None = None             # for NAME in WORDS: NAME (the words are inert)
 
     @property
     def segment(self) -> str:
@@ -288,11 +289,12 @@ class Parser(WordLexer):
                 if not self._arith_command(out):
                     raise ParseError("unterminated arithmetic")
                 return True
-            self.word()                       # the loop variable
+            name = self.word()                # the loop variable
             self._skip_newlines()
             if self._at_word("in"):
                 self.i += 2
                 loop = Simple(self.s, self.i)
+                loop.loop = name.text[name.start:name.end] if name.text is not None else None
                 while True:
                     self._blanks()
                     if self.i >= self.n or self.s[self.i] in "\n;&|)":

@@ -69,8 +69,16 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                                    cmd)
             if start is None:
                 return
+            if start > 1 and any((r if f is None else f)[:1] == "-"
+                                 for f, r in zip(fields[1:start], raws[1:start], strict=False)):
+                from governance.shell.outputs import outputs  # time -o FILE CMD, strace -o
+
+                outputs(an, base, first, fields[:start], raws[:start], seg, "unlisted")
             if start > 0:
                 fields, raws = fields[start:], raws[start:]
+                if fields[-1] is None and raws[-1].startswith("(arguments read") and \
+                        cmd is not None and cmd.piped_from is not None:   # find X | xargs rm
+                    raws[-1] = "\0" + cmd.piped_from.segment
                 globs = (globs[start:] + [False] * len(fields))[:len(fields)]
                 continue
         if lookup_name(forms, shell.get("shells", {})) is not None:
@@ -92,7 +100,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                                            raws, cmd, seg, depth)
             if mapped is None:
                 return
-            fields, globs, raws = mapped, [False] * len(mapped), [str(f) for f in mapped]
+            tail = len(mapped) - 1          # python -m json.tool IN OUT: IN OUT keep their text
+            kept = raws[len(raws) - tail:] if 0 < tail < len(fields) and \
+                fields[len(fields) - tail:] == mapped[1:] else [str(f) for f in mapped[1:]]
+            fields, globs, raws = mapped, [False] * len(mapped), [str(mapped[0]), *kept]
             continue
         if base in shell.get("finders", {}):
             from governance.shell import wrapper
@@ -100,6 +111,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
+            _git_folder(an, fields)               # git -C DIR: paths are read from DIR
             from governance.shell.programs import git_config
 
             if any(f is not None and f.startswith("--config-env") for f in fields) or any(
@@ -122,6 +134,26 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         plain(an, base, fields, raws, seg, depth, cmd)
         return
     an.unknown(seg, "too many wrappers around the command")
+
+
+def _git_folder(an: Walk, fields: list[str | None]) -> None:
+    """``git -C DIR`` (repeatable, each relative to the last) and ``--work-tree=DIR`` before the
+    subcommand: the folder the command's paths are read from."""
+    k = 1
+    while k < len(fields):
+        arg = fields[k]
+        if arg is None or not arg.startswith("-"):
+            return
+        if arg == "-C" or arg == "--work-tree":
+            an.enter(fields[k + 1] if k + 1 < len(fields) else None)
+            k += 2
+            continue
+        if arg.startswith("--work-tree="):
+            an.enter(arg.partition("=")[2])
+        elif arg.startswith("-C") and arg[2:3] not in ("", "-"):
+            an.enter(arg[2:])
+        k += 2 if arg in ("-c", "--git-dir", "--namespace", "--exec-path", "--config-env",
+                          "--super-prefix", "--list-cmds") else 1
 
 
 def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
@@ -242,6 +274,13 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
+    if base in shell.get("outputs", {}) or any((r if f is None else f)[:1] == "-"
+                                                for f, r in zip(fields[1:], raws[1:], strict=False)):
+        from governance.shell.outputs import outputs  # iconv -o FILE, uniq IN OUT
+
+        outputs(an, base, first, fields, raws, seg,
+                "read" if lookup_name(first, shell.get("read_only", {})) is not None else
+                "listed" if name is not None else "unlisted")
     runs = spec.get("runs")
     if runs:
         sub = next((k for k in range(1, len(fields)) if fields[k] is not None and
@@ -365,6 +404,15 @@ def known_name(shell: dict[str, Any], word: str) -> bool:
                              "finders"))
 
 
+def _document(shell: dict[str, Any], arg: str) -> bool:
+    """A file with a word for an extension (``notes/governance.md``) or a pattern
+    (``notes/gov*``), not a program listed under that very name: data, not a command to run."""
+    name = arg.rsplit("/", 1)[-1]
+    stem, dot, ext = name.rpartition(".")
+    return (bool(dot and stem and ext.isalpha()) or any(c in name for c in "*?[")) and not any(
+        name in shell.get(t, {}) for t in ("commands", "wrappers", "shells", "interpreters"))
+
+
 def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, depth: int,
              cmd: Simple | None) -> None:
     """An unknown program may run its arguments (``chrt -f 1 CMD``, ``podman run IMG CMD``,
@@ -382,7 +430,7 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             any(lookup_name(name_forms(arg), shell.get(t, {})) is not None
                 for t in ("shells", "interpreters"))   # chrt -f 1 bash <<< CMD
         if "=" not in arg and " " not in arg and (j + 1 < len(fields) or fed) and \
-                known_name(shell, arg):
+                known_name(shell, arg) and not _document(shell, arg):
             if depth + 1 > an.shell.get("limits", {}).get("max_depth", 6):
                 an.unknown(seg, "programs nested too deep")
             elif cmd is not None:   # the same command: its redirections and stdin still apply

@@ -10,10 +10,12 @@ All the conditions a rule names must hold; a rule without conditions always matc
 ``args`` and ``text`` match when any of their items does; ``unless`` (flags) rules the match out
 when any of its flags is given; ``min_args`` asks for that many positional arguments after the
 subcommand; ``no_args`` for none at all; ``unknown_sub`` matches when the subcommand is known only
-at run time. ``--`` counts as a flag. A short flag ``-r`` also matches inside a
-bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the abbreviations GNU
-parsers accept (``--forc``, at least three letters); a single-dash long flag (``-delete``) matches
-exactly. ``args`` items are globs where ``*`` matches any run of characters.
+at run time, ``unknown_args`` when an argument after it is; ``except_sub`` when there is a
+subcommand (a word of letters and dashes) and it is none of those listed; ``modes`` when a
+``chmod`` mode is sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r`` also
+matches inside a bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the
+abbreviations GNU parsers accept (``--forc``, at least three letters); a single-dash long flag
+(``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
 
 A command may list the options of each subcommand (``options``: ``{"checkout": {"-b": 1, "-q":
 0, "--track": -1}}``: values taken, 0 for none, -1 for a value that only follows ``=`` or the
@@ -182,6 +184,10 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
                 rule.get("sub_globs") and any(glob_match(g, first) for g in rule["sub_globs"]))):
             return None
         start = 1
+    other = rule.get("except_sub")   # a subcommand, and none of these (governance cycle ...)
+    if other is not None and (not positionals or positionals[0][0] in other or not str(
+            positionals[0][0]).replace("-", "").isalpha()):
+        return None
     flags = rule.get("flags")
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):
         return None
@@ -189,6 +195,8 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
     if unless is not None and any(has_flag(argv.flags, f) for f in unless):
         return None
     if len(positionals) - start < rule.get("min_args", 0):
+        return None
+    if rule.get("unknown_args") and all(v is not None for v, _ in positionals[start:]):
         return None
     args = rule.get("args")
     if args is not None and not any(
@@ -198,6 +206,11 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
     text = rule.get("text")
     if text is not None and not _mentions(argv, text):
         return None
+    if rule.get("modes"):     # chmod -R: only a mode that replaces, removes or opens (shell.modes)
+        from governance.shell.modes import sweeping
+
+        if not sweeping(argv.flags, argv.positionals[start:]):
+            return None
     return _targets(rule, argv, start)
 
 
@@ -219,6 +232,8 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
     positionals = argv.positionals[start:]
     if mode == "all":
         out.extend(positionals)
+    elif mode == "first":
+        out.extend(positionals[:1])
     elif mode == "last":
         if len(positionals) >= 2:
             folder, raw = positionals[-1]
@@ -235,8 +250,15 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
         if option.endswith("="):
             out.extend((v[len(option):], raw) for v, raw in positionals
                        if v is not None and v.startswith(option))
+            out.extend((None, raw[len(option):]) for v, raw in positionals  # of="$f"
+                       if v is None and raw.startswith(option))
         else:
-            out.extend(argv.values.get(option, ()))
+            given = argv.values.get(option, ())
+            out.extend(given)
+            if rule.get("into"):          # cp -t DIR a b writes DIR/a and DIR/b
+                out.extend((folder.rstrip("/") + "/" + source.rstrip("/").rsplit("/", 1)[-1], raw)
+                           for folder, raw in given if folder is not None
+                           for source, _ in positionals if source)
     return out
 
 

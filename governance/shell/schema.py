@@ -39,13 +39,17 @@ class PatternModel(_Strict):
     args: Names = None
     flags: Names = None
     text: Names = None
-    targets: Literal["all", "last", "rest", ""] = ""
+    targets: Literal["all", "last", "rest", "first", ""] = ""
     targets_all_with: list[str] = []
     target_options: list[str] = []
     folders: bool = False
     destination: bool = False
     no_args: bool = False
     unknown_sub: bool = False
+    except_sub: Names = None
+    unknown_args: bool = False
+    # chmod: only a sweeping mode (governance.shell.modes)
+    modes: bool = False
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
     into: bool = False
@@ -128,6 +132,19 @@ class WrapperModel(_Strict):
     default: str | None = None
     # runs a command built from its input (governance.shell.fanout)
     fanout: Literal["", "xargs", "parallel"] = ""
+    # options whose value is the folder the wrapped command runs in (env -C DIR)
+    chdir: list[str] = []
+
+
+class OutputModel(_Strict):
+    """Where a program writes a file (``governance.shell.outputs``): the options that name it,
+    the positional argument that is it (``2``: the second; ``-1``: the last, when there are two
+    or more), or, with one of ``in_place``, every positional argument."""
+
+    options: list[str] = []
+    positional: int = Field(default=0, ge=-1, le=8)
+    in_place: list[str] = []
+    with_value: list[str] = []
 
 
 class InterpreterModel(_Strict):
@@ -181,6 +198,9 @@ class ShellModel(_Strict):
     finders: dict[str, FinderModel] = {}
     task_files: dict[str, TaskFilesModel] = {}
     commands: dict[str, CommandModel] = {}
+    outputs: dict[str, OutputModel] = {}
+    output_options: list[str] = []
+    output_words: list[str] = []
 
     @field_validator("unknown_destructive_markers", "protected_markers")
     @classmethod
@@ -249,7 +269,8 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders")},
+                                  "shells", "local_hosts", "build_folders", "output_options",
+                                  "output_words")},
     ("commands", "*", "patterns"): PREPEND,
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -305,6 +326,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
                 "unknown_sub": pattern.unknown_sub,
+                "except_sub": _as_list(pattern.except_sub),
+                "unknown_args": pattern.unknown_args,
+                "modes": pattern.modes,
                 "min_args": pattern.min_args,
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             }))
@@ -357,6 +381,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
+            "chdir": _flags(wrapper.chdir),
         }
         if wrapper.fanout:
             entry["fanout"] = wrapper.fanout
@@ -390,6 +415,12 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
         "task_files": {name: t.model_dump() for name, t in model.task_files.items()},
         "commands": commands,
+        "outputs": {name: {"options": _flags(o.options), "positional": o.positional,
+                           "in_place": list(o.in_place),
+                           "with_value": _flags([*o.with_value, *o.options])}
+                    for name, o in model.outputs.items()},
+        "output_options": _flags(model.output_options),
+        "output_words": [w.lower() for w in model.output_words],
         "primitives": sorted(primitives),
     }
 

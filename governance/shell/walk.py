@@ -25,7 +25,19 @@ class Walk(Protocol):
     names: Any               # what names refer to (``shell.names``), None until one is defined
     budget: list[int]        # words the analysis may still read (a function call spends its body)
 
+    listed: list[int]        # folder entries globs may still read
+    checked: dict[str, bool]  # path -> protected, for a path named again
+    loops: dict[str, list[str]]   # for NAME in WORDS: the values NAME takes
+    text: str                # the whole command
+
     def command(self, cmd: Any, depth: int, outer: str | None) -> None: ...
+
+    def enter(self, value: str | None) -> None: ...
+
+    def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
+        ...
+
+    def holds_protected(self, value: str | None, direct: bool = False) -> bool: ...
 
     def add(self, primitive: str, segment: str, reason: str) -> None: ...
 

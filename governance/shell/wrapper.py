@@ -82,9 +82,17 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
+            width = int(with_value.get(arg, 0))
+            if not width and arg[1:2] != "-" and len(arg) > 2 and "-" + arg[-1] in with_value \
+                    and not any("-" + c in with_value for c in arg[1:-1]):
+                width = int(with_value["-" + arg[-1]])     # env -iC DIR: the last letter's value
+                arg = "-" + arg[-1]
             if arg.split("=", 1)[0] in spec.get("fetches", ()):   # nix-shell -p PKG, uv run --with
                 an.add("package-install", seg, f"{base} {arg} fetches a package first")
-            i += 1 + int(with_value.get(arg, 0))
+            chdir = spec.get("chdir")
+            if chdir:                     # env -C DIR CMD: CMD's paths are read from DIR
+                _enter(an, chdir, arg, fields[i + 1] if i + 1 < n else None)
+            i += 1 + width
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
             i += 1
@@ -183,3 +191,13 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
         own_raws.append(raws[i])
         i += 1
     an.plain(str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)
+
+
+def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> None:
+    """The folder a wrapper option names (``-C DIR``, ``--chdir=DIR``, ``-CDIR``), entered for
+    the wrapped command."""
+    name, eq, attached = arg.partition("=")
+    if name in chdir:
+        an.enter(attached if eq else following)
+    elif arg[:2] in chdir and not arg.startswith("--"):
+        an.enter(arg[2:])

@@ -1,0 +1,78 @@
+"""Loop variables: ``for NAME in WORDS`` binds NAME to each word in turn, so the targets of the
+loop's body (``rm "$f"``, ``: > "$f"``) are known (``for f in .claude/settings*.json; do ...``).
+
+A list of one known word sets NAME as an assignment would. With several words NAME is known only
+at run time, and a target that spells it (``"$f"``, ``${f}.bak``) is checked with each value in
+turn; the words are expanded as bash expands them (braces, then globs against the tree,
+``shell.expansion``). A word known only at run time (``$(ls .claude/*.json)``) keeps its source
+text, which is checked as an unreadable pattern is (``protected_markers``, ``protected_probes``).
+The arguments ``xargs`` reads from a pipe are read the same way, from the text of the command
+writing into the pipe (``find .claude -name '*.json' | xargs rm``). Imported by
+``shell.analysis`` only for a ``for`` loop, a target spelled with a loop variable, or such
+arguments.
+"""
+
+from __future__ import annotations
+
+from governance.shell.braces import MAX_WORDS
+from governance.shell.expansion import named, unreadable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.walk import Walk
+
+UNKNOWN = "\0"      # a loop value known only at run time, followed by the text that computes it
+
+
+def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
+    """``for NAME in WORDS``: NAME takes each word's value (globs and braces expanded). With one
+    known value it is that value; otherwise it is known only at run time, and a target that uses
+    it is checked with each value (``loop_protected``)."""
+    fields, globs, raws = an.expand_words(words)
+    values: list[str] = []
+    for field, glob, raw in zip(fields, globs, raws, strict=True):
+        paths = named(an, field) if glob and field is not None else None
+        if field is None:             # $(ls .claude/*.json): its source text, to be read as a hint
+            values.append(UNKNOWN + raw)
+        else:
+            values.extend(paths if paths is not None else [field])
+    values = values[:MAX_WORDS]
+    an.vars[name] = values[0] if len(values) == 1 and not values[0].startswith(UNKNOWN) else None
+    an.loops[name] = values
+
+
+def computed_protected(an: Walk, text: str) -> bool:
+    """Whether the command text that computes a value (``$(ls .claude/*.json)``, ``find .claude
+    -name '*.json'`` piped to ``xargs``) names a protected path or the folder of one."""
+    if unreadable(an, text):
+        return True
+    for word in text.replace("$(", " ").replace("`", " ").replace(")", " ").split()[1:]:
+        word = word.strip("'\"")
+        if word and word[:1] != "-" and "$" not in word and (
+                an.protected(word, word) or an.holds_protected(word, True)):
+            return True
+    return False
+
+
+def loop_protected(an: Walk, raw: str) -> bool:
+    """Whether a target spelled with loop variables (``"$f"``, ``${f}.bak``) is protected for
+    one of the values they take; ``raw`` may instead be ``UNKNOWN`` and the text of a command
+    whose output gives the value (what ``xargs`` reads from a pipe)."""
+    if raw.startswith(UNKNOWN):
+        return computed_protected(an, raw[1:])
+    text = raw.replace('"', "").replace("'", "")
+    for name, values in an.loops.items():
+        for spelled in ("${" + name + "}", "$" + name):
+            if spelled not in text:
+                continue
+            for value in values:
+                if value.startswith(UNKNOWN):     # a value known at run time, from this text
+                    if computed_protected(an, value[1:]):
+                        return True
+                    continue
+                path = text.replace(spelled, value)
+                if "$" not in path and an.protected(path, path):
+                    return True
+    return False
