@@ -91,10 +91,12 @@ def xargs(an: Walk, spec: dict[str, Any], fields: list[str | None], raws: list[s
     else:
         runs.append([*template, *words[:_MAX_WORDS]])
     tail = raws[i:]
+    read = "(read from input)"
+    if words is None and source is None and cmd is not None and cmd.piped_from is not None:
+        read = "\0" + cmd.piped_from.segment   # find .claude | xargs rm: what the pipe lists
     for argv in runs or [template]:
         an.resolve(argv, [False] * len(argv),
-                   [*tail, *["(read from input)"] * (len(argv) - len(tail))][:len(argv)],
-                   cmd, seg, depth)
+                   [*tail, *[read] * (len(argv) - len(tail))][:len(argv)], cmd, seg, depth)
 
 
 def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simple | None,

@@ -92,7 +92,7 @@ WRITERS = [
     Writer("go build -o {p} ./cmd/app"), Writer("docker save -o {p} app:1"),
     Writer("pytest --junitxml={p}"), Writer("some-daemon --log-file {p}"),
     Writer("ruff check --output-file {p} ."), Writer("bundler --outDir={p}"),
-    Writer("time -o {p} ls"), Writer("strace -o {p} ls"), Writer("zip {p} x.json"),
+    Writer("/usr/bin/time -o {p} ls"), Writer("strace -o {p} ls"), Writer("zip {p} x.json"),
     Writer("ssh-keygen -q -N '' -f {p}"),
     Writer("git checkout -- {p}", git=True), Writer("git checkout HEAD~1 -- {p}", git=True),
     Writer("git restore {p}", git=True), Writer("git restore --source=HEAD~2 {p}", git=True),
