@@ -198,7 +198,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if harmless or lookup_name(first, shell.get("read_only", {})) is not None:
         an.add("shell-read", seg, f"{base} only reads")
     elif name is not None:
-        an.add("shell-execute", seg, f"{base} runs a program")
+        if not (spec.get("lexicon") and _verbs(an, base, fields, raws, seg, spec)):
+            default = spec.get("default") or ("shell-execute", f"{base} runs a program")
+            an.add(default[0], seg, default[1])   # aws lambda invoke: aws calls a cloud API
     elif "/" in first and an.file_text(first) is not None:
         from governance.shell import script
 
@@ -209,8 +211,17 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif "/" in first and _run_file(an, base, first, raws[0], seg, depth):
         pass
     else:
-        an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
+        if not _verbs(an, base, fields, raws, seg, None):
+            an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+def _verbs(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+           listed: dict[str, Any] | None) -> bool:
+    """What the subcommand words say the program does (``shell.lexicon``)."""
+    from governance.shell import lexicon
+
+    return lexicon.apply(an, base, fields, raws, seg, listed)
 
 
 def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | None) -> str | None:

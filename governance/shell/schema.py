@@ -69,8 +69,18 @@ class RequestsModel(_Strict):
     sockets: list[str] = []
 
 
+class DefaultModel(_Strict):
+    primitive: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    reason: str = ""
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
+    # no pattern matched: the subcommand words are read by shell.lexicon (governance.shell.lexicon)
+    lexicon: bool = False
+    # no pattern matched and the lexicon found nothing: this act (aws: web-fetch), not
+    # shell-execute
+    default: DefaultModel | None = None
     requests: RequestsModel | None = None
     replace: bool = False
     runs: list[str] = []
@@ -108,6 +118,24 @@ class FinderModel(_Strict):
     exec: list[str] = []
 
 
+class LexiconModel(_Strict):
+    """Subcommand words of programs without an entry (``governance.shell.lexicon``)."""
+
+    verbs: dict[str, list[str]] = {}      # primitive (or "read", "local") -> words
+    packages: list[str] = []              # namespaces after which package_verbs install
+    package_verbs: list[str] = []
+    extensions: list[str] = []            # `reset.sh` is a file name, not a subcommand
+    words: int = Field(default=4, ge=1, le=8)
+
+    @field_validator("verbs")
+    @classmethod
+    def _primitives(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for primitive in value:
+            if primitive not in ("read", "local") and not primitive.replace("-", "").isalnum():
+                raise ValueError(f"{primitive!r} is not a primitive name, `read` or `local`")
+        return value
+
+
 class LimitsModel(_Strict):
     max_length: int = Field(default=16384, ge=1, le=1_000_000)
     max_nesting: int = Field(default=48, ge=1, le=200)
@@ -127,6 +155,7 @@ class ShellModel(_Strict):
     local_hosts: list[str] = []
     build_folders: list[str] = []
     deploy_environments: dict[str, list[str]] = {}
+    lexicon: LexiconModel = LexiconModel()
     wrappers: dict[str, WrapperModel] = {}
     shells: list[str] = []
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
@@ -196,6 +225,8 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
                                   "shells", "local_hosts", "build_folders")},
     ("commands", "*", "patterns"): PREPEND,
+    ("lexicon", "verbs", "*"): APPEND,
+    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "extensions")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
 
@@ -271,6 +302,12 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
                           "replace": command.replace}
+        if command.lexicon:
+            commands[name]["lexicon"] = True
+        if command.default is not None:
+            commands[name]["default"] = (command.default.primitive, command.default.reason or
+                                         f"{name} matches its default {command.default.primitive}")
+            primitives.add(command.default.primitive)
         if requests:
             commands[name]["requests"] = requests
     wrappers: dict[str, Any] = {}
@@ -303,6 +340,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "build_folders": list(model.build_folders),
         "deploy_environments": {env: [w.lower() for w in names]
                                 for env, names in model.deploy_environments.items()},
+        "lexicon": _lexicon(model.lexicon, primitives),
         "wrappers": wrappers,
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),
@@ -314,6 +352,20 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "commands": commands,
         "primitives": sorted(primitives),
     }
+
+
+def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
+    """Word -> primitive (the first list that names a word keeps it), and the word lists."""
+    verbs: dict[str, str] = {}
+    for primitive, words in lexicon.verbs.items():
+        for word in words:
+            verbs.setdefault(word.lower(), primitive)
+        if primitive not in ("read", "local"):
+            primitives.add(primitive)
+    return {"verbs": verbs, "packages": _flags([w.lower() for w in lexicon.packages]),
+            "package_verbs": _flags([w.lower() for w in lexicon.package_verbs]),
+            "extensions": _flags([w.lower() for w in lexicon.extensions]),
+            "words": lexicon.words}
 
 
 def _default_reason(name: str, sub: list[str] | None, primitive: str) -> str:
