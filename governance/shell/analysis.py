@@ -447,7 +447,13 @@ class _Analysis:
             return
         self.add(primitive, seg, reason)
         act = self.seen[(primitive, seg)]
-        act.targets = [*(act.targets or ()), self.where(value)]
+        where = self.where(value)
+        act.targets = [*(act.targets or ()), where]
+        device = where if where.startswith("/dev/") else raw if raw.startswith("/dev/") else ""
+        if device and primitive != "destructive":   # cat img > /dev/sda overwrites a disk
+            from governance.shell.devices import written
+
+            written(self, device, seg, reason)
         if self.protected(value, raw) or (folder and self.holds_protected(
                 value, direct=folder == "direct")):
             self.add("governance-admin", seg,

@@ -125,6 +125,9 @@ class LexiconModel(_Strict):
     packages: list[str] = []              # namespaces after which package_verbs install
     package_verbs: list[str] = []
     extensions: list[str] = []            # `reset.sh` is a file name, not a subcommand
+    # a remote URL given to these is data (governance.shell.remote)
+    settings: list[str] = []              # subcommands that store it: git remote add URL
+    message_options: list[str] = []       # options whose value is text: git commit -m URL
     words: int = Field(default=4, ge=1, le=8)
 
     @field_validator("verbs")
@@ -154,6 +157,7 @@ class ShellModel(_Strict):
     risky_env: list[str] = []
     local_hosts: list[str] = []
     build_folders: list[str] = []
+    block_devices: list[str] = []          # names under /dev/ that are disks (globs)
     deploy_environments: dict[str, list[str]] = {}
     lexicon: LexiconModel = LexiconModel()
     wrappers: dict[str, WrapperModel] = {}
@@ -223,10 +227,11 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders")},
+                                  "shells", "local_hosts", "build_folders", "block_devices")},
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
-    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "extensions")},
+    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "extensions", "settings",
+                                            "message_options")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
 
@@ -338,6 +343,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "risky_env": _flags(model.risky_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
         "build_folders": list(model.build_folders),
+        "block_devices": list(model.block_devices),
         "deploy_environments": {env: [w.lower() for w in names]
                                 for env, names in model.deploy_environments.items()},
         "lexicon": _lexicon(model.lexicon, primitives),
@@ -365,6 +371,8 @@ def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
     return {"verbs": verbs, "packages": _flags([w.lower() for w in lexicon.packages]),
             "package_verbs": _flags([w.lower() for w in lexicon.package_verbs]),
             "extensions": _flags([w.lower() for w in lexicon.extensions]),
+            "settings": _flags(lexicon.settings),
+            "message_options": _flags(lexicon.message_options),
             "words": lexicon.words}
 
 
