@@ -23,7 +23,7 @@ command of its own). A help, version or dry-run option (``shell.harmless_flags``
 
 from __future__ import annotations
 
-from governance.shell.rules import harmless, parse_argv
+from governance.shell.rules import harmless, lookup_name, name_forms, parse_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,9 +131,11 @@ def _names_file(an: Walk, word: str) -> bool:
 
 
 def _known(shell: dict[str, Any], word: str) -> bool:
-    from governance.shell.resolver import known_name
-
-    return known_name(shell, word)
+    """Whether ``word`` names a program the analysis knows (as ``resolver.known_name``)."""
+    forms = name_forms(word)
+    return any(lookup_name(forms, shell.get(table, {})) is not None
+               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
+                             "finders"))
 
 
 def apply(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
