@@ -17,7 +17,7 @@ verbs of ``shell.lexicon.package_verbs`` (``get``, ``remove``, ``uninstall`` ...
 remove packages. The reading stops at a word that is not a subcommand's: one that holds a path,
 a value (``=``), a capital first letter or a digit, a file name (``reset.sh``: its last part is
 one of ``shell.lexicon.extensions``, or it names a file in the folder the command runs in), or a
-known command followed by its options (``dotenv -- rm -rf dist`` runs ``rm``, which is read as a
+known command right after ``--`` (``dotenv -- rm -rf dist`` runs ``rm``, which is read as a
 command of its own). A help, version or dry-run option (``shell.harmless_flags``) means no act.
 """
 
@@ -77,7 +77,7 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
     package_verbs = lexicon.get("package_verbs") or {}
     extensions = lexicon.get("extensions") or {}
     limit = lexicon.get("words", 4)
-    in_packages = False
+    in_packages = ended = False
     seen = 0
     n = len(fields)
     skip = 0
@@ -88,6 +88,9 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             continue
         if word is None:
             return None
+        if word == "--":
+            ended = True
+            continue
         if word.startswith("-"):
             skip = int(with_value.get(word, 0)) if "=" not in word else 0
             continue
@@ -97,9 +100,8 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
         pieces = parts(word)
         if "." in word and pieces[-1] in extensions:
             return None
-        follows = fields[k + 1] if k + 1 < n else None
-        if follows is not None and follows.startswith("-") and _known(shell, word):
-            return None
+        if ended and fields[k - 1] == "--" and _known(shell, word):
+            return None       # dotenv -- rm -rf dist: a command line, read as one
         for verb in [word.lower(), *pieces] if len(pieces) > 1 else pieces:
             if in_packages and verb in package_verbs:
                 return _found(an, "package-install", word, verb)
