@@ -14,7 +14,10 @@ program; an unlisted one stays ``shell-unlisted``), and a ``local`` verb (``buil
 ``serve``) ends the reading with no act. After a
 package namespace (``pub``, ``global``, ``deps``, ``plugin``: ``shell.lexicon.packages``), the
 verbs of ``shell.lexicon.package_verbs`` (``get``, ``remove``, ``uninstall`` ...) install or
-remove packages. The reading stops at a word that is not a subcommand's: one that holds a path,
+remove packages; after a schema namespace (``db``, ``migrate``: ``shell.lexicon.schemas``), an
+install or deploy verb is a migration and ends the reading (``flask db upgrade``). A destructive
+verb of five letters or more glued to a noun is read too (``unregistervm``). The reading stops
+at a word that is not a subcommand's: one that holds a path,
 a value (``=``), a capital first letter or a digit, a file name (``reset.sh``: its last part is
 one of ``shell.lexicon.extensions``, or it names a file in the folder the command runs in), or a
 known command right after ``--`` (``dotenv -- rm -rf dist`` runs ``rm``, which is read as a
@@ -77,7 +80,8 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
     package_verbs = lexicon.get("package_verbs") or {}
     extensions = lexicon.get("extensions") or {}
     limit = lexicon.get("words", 4)
-    in_packages = ended = False
+    in_packages = ended = in_schema = False
+    schemas = lexicon.get("schemas") or {}
     seen = 0
     n = len(fields)
     skip = 0
@@ -106,13 +110,26 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             if in_packages and verb in package_verbs:
                 return _found(an, "package-install", word, verb)
             primitive = verbs.get(verb)
-            if primitive == "local":
-                return None
+            if primitive == "local" or (in_schema and primitive in _MIGRATING):
+                return None           # flask db upgrade: a migration, not a package
+            if primitive is None and len(pieces) == 1 and len(verb) > 5:
+                primitive = _glued(verbs, verb)    # unregistervm, deleteall
             if primitive is not None:
                 return _found(an, primitive, word, verb)
             if verb in packages:
                 in_packages = True
+            in_schema = in_schema or verb in schemas
     return None
+
+
+_MIGRATING = ("package-install", "deploy")
+
+
+def _glued(verbs: dict[str, str], word: str) -> str | None:
+    """A destructive verb of five letters or more glued to a noun (``unregistervm``)."""
+    return next(("destructive" for verb, primitive in verbs.items()
+                 if primitive == "destructive" and len(verb) >= 5 and word.startswith(verb)),
+                None)
 
 
 def _found(an: Walk, primitive: str, word: str, verb: str) -> tuple[str, str, str] | None:

@@ -3,9 +3,11 @@
 
 Hot path: imports only ``shell.endpoint``; loaded only when an argument holds ``://`` or an
 ``@`` and a ``:``. An argument is remote when it is a URL (``scheme://host...``, also
-``git::https://...``, ``--url=https://...``) whose host is not this machine (loopback, a Unix
-socket or one of ``shell.local_hosts``: ``shell.endpoint``), or ``user@host:path`` (scp's
-form, not an image digest ``name@sha256:...``). ``file://`` is a local file.
+``git::https://...``, ``--url=https://...``) of a network scheme (``http``, ``ssh``, ``oci``,
+``postgres`` ...; not ``file://`` nor an app's own link such as ``op://``) whose host is not
+this machine (loopback, a Unix socket or one of ``shell.local_hosts``: ``shell.endpoint``) nor a
+name without a dot (``postgres://db/app``: a container or a machine of the local network), or
+``user@host:path`` (scp's form, not an image digest ``name@sha256:...``).
 
 It is data, not a fetch, where the program only prints, parses or stores it: a program in
 ``shell.read_only`` (``echo``, ``grep``, ``jq``), the value of a message option
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
     from governance.shell.walk import Walk
 
 _DIGESTS = ("sha256", "sha512", "sha384", "sha1", "md5")
+# schemes that reach another machine (the last part of git+https, mongodb+srv ...); an app's
+# own link (op://vault/item, vscode://..., slack://...) is not a fetch by this program
+_SCHEMES = ("http", "https", "ftp", "ftps", "sftp", "ssh", "scp", "git", "svn", "rsync", "oci",
+            "docker", "ws", "wss", "s3", "gs", "hdfs", "smb", "cifs", "nfs", "ldap", "ldaps",
+            "mongodb", "srv", "postgres", "postgresql", "mysql", "mariadb", "redis", "rediss",
+            "amqp", "amqps", "mqtt", "mqtts", "grpc", "grpcs", "tcp", "udp", "tls", "telnet",
+            "webdav", "dav", "davs", "hg", "bzr", "ipfs", "magnet", "torrent", "rtsp", "rtmp",
+            "irc", "ircs", "xmpp", "sip", "nntp", "gopher", "azure", "wasbs", "abfss", "clickhouse",
+            "cassandra", "kafka", "nats", "memcached", "couchbase", "neo4j", "bolt", "jdbc")
 
 
 def remote(value: str, local_hosts: Iterable[str]) -> str | None:
@@ -37,11 +48,10 @@ def remote(value: str, local_hosts: Iterable[str]) -> str | None:
     cut = text.find("://")
     if cut > 0:
         scheme = text[:cut].rsplit("::", 1)[-1].lower()  # git::https://, s3::https://
-        if scheme == "file" or not scheme.replace("+", "").replace("-", "").replace(
-                ".", "").isalnum():
+        if scheme.rsplit("+", 1)[-1].rsplit(":", 1)[-1] not in _SCHEMES:
             return None
-        host = host_of(scheme + text[cut:])
-        return host if host and not is_local(host, local_hosts) else None
+        host = host_of("x" + text[cut:])
+        return host if host and _elsewhere(host, local_hosts) else None
     at = text.find("@")
     colon = text.find(":", at + 1)
     if at <= 0 or colon <= at + 1 or "/" in text[:at] or " " in text:
@@ -49,7 +59,13 @@ def remote(value: str, local_hosts: Iterable[str]) -> str | None:
     host = text[at + 1:colon].lower()
     if "/" in host or host in _DIGESTS or not host.replace(".", "").replace("-", "").isalnum():
         return None
-    return host if not is_local(host, local_hosts) else None
+    return host if _elsewhere(host, local_hosts) else None
+
+
+def _elsewhere(host: str, local_hosts: Iterable[str]) -> bool:
+    """Not this machine, and not a name without a dot (``db``, ``redis``: a container or a
+    machine of the local network, which reaches no web site)."""
+    return not is_local(host, local_hosts) and ("." in host or ":" in host)
 
 
 def unlisted(an: Walk, base: str, fields: list[str | None], seg: str) -> None:

@@ -124,6 +124,7 @@ class LexiconModel(_Strict):
     verbs: dict[str, list[str]] = {}      # primitive (or "read", "local") -> words
     packages: list[str] = []              # namespaces after which package_verbs install
     package_verbs: list[str] = []
+    schemas: list[str] = []               # namespaces after which install/deploy verbs migrate
     extensions: list[str] = []            # `reset.sh` is a file name, not a subcommand
     # a remote URL given to these is data (governance.shell.remote)
     settings: list[str] = []              # subcommands that store it: git remote add URL
@@ -230,8 +231,8 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
                                   "shells", "local_hosts", "build_folders", "block_devices")},
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
-    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "extensions", "settings",
-                                            "message_options")},
+    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
+                                            "settings", "message_options")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
 
@@ -370,6 +371,7 @@ def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
             primitives.add(primitive)
     return {"verbs": verbs, "packages": _flags([w.lower() for w in lexicon.packages]),
             "package_verbs": _flags([w.lower() for w in lexicon.package_verbs]),
+            "schemas": _flags([w.lower() for w in lexicon.schemas]),
             "extensions": _flags([w.lower() for w in lexicon.extensions]),
             "settings": _flags(lexicon.settings),
             "message_options": _flags(lexicon.message_options),
