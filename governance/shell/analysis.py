@@ -449,7 +449,9 @@ class _Analysis:
         act = self.seen[(primitive, seg)]
         where = self.where(value)
         act.targets = [*(act.targets or ()), where]
-        device = where if where.startswith("/dev/") else raw if raw.startswith("/dev/") else ""
+        bare = raw.replace('"', "").replace("'", "")   # cp img "/dev/sd$X", > ${D:-/dev/sda}
+        device = where if where.startswith("/dev/") else bare[bare.find("/dev/"):].split(
+            "}", 1)[0] if "/dev/" in bare and (value is None or bare.startswith("/dev/")) else ""
         if device and primitive != "destructive":   # cat img > /dev/sda overwrites a disk
             from governance.shell.devices import written
 

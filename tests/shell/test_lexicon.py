@@ -207,13 +207,20 @@ DISKS = st.one_of(
 WRITES = ["cat img > {d}", "cat img >> {d}", "gunzip -c img.gz | tee {d} > /dev/null",
           "pv img | tee -a {d}", "cp img.iso {d}", "dd if=img.iso of={d} bs=4M",
           "sudo sh -c 'cat img > {d}'", "zcat img.gz &> {d}", "ddrescue img {d}",
-          "bmaptool copy img {d}", "dcfldd if=img of={d}", "install -m 644 img {d}"]
+          "bmaptool copy img {d}", "dcfldd if=img of={d}", "install -m 644 img {d}",
+          "curl -o {d} https://x.example/img"]
+# forms that are whole commands of their own (not put under a launcher)
+COMPOUND = ["cp img \"{d}\"", "D={d}; cat img > $D", "exec 3>{d}; cat img >&3",
+            "cat img > \"${{DEV:-{d}}}\"", "cd /dev && cat img > {n}"]
 
 
 @st.composite
 def disk_write(draw: st.DrawFn) -> str:
+    disk = draw(DISKS)
+    if draw(st.booleans()):
+        return draw(st.sampled_from(COMPOUND)).format(d=disk, n=disk[len("/dev/"):])
     form = draw(st.sampled_from(WRITES))
-    return draw(st.sampled_from(LAUNCHERS[:6])).format(c=form.format(d=draw(DISKS)))
+    return draw(st.sampled_from(LAUNCHERS[:6])).format(c=form.format(d=disk))
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -224,6 +231,7 @@ def test_a_write_to_a_disk_is_destructive(command: str) -> None:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(st.sampled_from(["cat log > {d}", "make 2> {d}", "echo hi | tee {d}", "date >> {d}",
+                        "cat log > ${{OUT:-{d}}}", "cp x \"{d}\"",
                         "lsblk {x}", "smartctl -a {x}", "cat {x} | head -c 512 | xxd",
                         "blkid {x}"]),
        st.sampled_from(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/2"]),
