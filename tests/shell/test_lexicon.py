@@ -287,3 +287,14 @@ def test_destructive_tools_are_destructive(command: str) -> None:
 def test_everyday_counterparts_stay_quiet(command: str, launcher: str) -> None:
     full = launcher.format(c=command)
     assert not acts(full) & (LOUD - {"privilege"}), (full, acts(full))
+
+
+@settings(max_examples=50, deadline=None)
+@given(PROGRAMS, st.sampled_from([(v, p) for v, p in PAIRS if p != "deploy"]))
+def test_the_reason_says_how_the_subcommand_was_read(program: str, pair: tuple[str, str]
+                                                     ) -> None:
+    verb, primitive = pair
+    found = analyse_command(f"{program} {verb} x", SHELL, is_protected=is_protected)
+    reasons = [a.reason for a in found if a.primitive == primitive]
+    assert reasons and f"{program} is not a command governance knows" in reasons[0]
+    assert f"its subcommand {verb!r} reads as {primitive}" in reasons[0]
