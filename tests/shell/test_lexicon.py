@@ -56,6 +56,10 @@ WORDS = st.text("bcfghjkmqvwxz", min_size=3, max_size=8).filter(_plain_word)
 PROGRAMS = st.builds(lambda a, b: f"{a}{b}", st.sampled_from(["zx", "qk", "vw", "jq-"]),
                      WORDS).filter(lambda n: not known_name(SHELL, n) and
                                    n not in SHELL["read_only"])
+# the nouns cloud and infrastructure CLIs group their verbs under (openstack server delete)
+GROUPS = st.sampled_from(["server", "instance", "cluster", "compute", "app", "stack", "bucket",
+                          "node", "volume", "service", "function", "project", "domain", "vm",
+                          "network", "secret", "key", "image", "container", "job", "queue"])
 OPTIONS = st.sampled_from(["--yes", "-y", "--force", "--all", "-q", "--verbose", "--region=eu",
                            "--non-interactive", "-v"])
 
@@ -78,7 +82,7 @@ LAUNCHERS = ["{c}", "sudo {c}", "env CI=1 {c}", "timeout 60 {c}", "bash -c '{c}'
 def unlisted_subcommand(draw: st.DrawFn) -> tuple[str, str]:
     verb, primitive = draw(st.sampled_from(PAIRS))
     program = draw(PROGRAMS)
-    words = draw(st.lists(WORDS, max_size=2))
+    words = draw(st.lists(st.one_of(WORDS, GROUPS), max_size=2))
     before = draw(st.lists(OPTIONS, max_size=1))
     after = draw(st.lists(st.one_of(OPTIONS, st.sampled_from(["my-app", "prod", "./x"])),
                           max_size=3))
