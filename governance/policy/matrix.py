@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 14  # bump when the compiled form (or what the compiler puts in it) changes
+FORMAT = 15  # bump when the compiled form (or what the compiler puts in it) changes
 
 
 def _read(path: str) -> bytes | None:
@@ -237,7 +237,7 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
 # Tables of the shell patterns whose entries stay in the cache's bytes until a command needs one:
 # a Bash call looks up a handful of names, and unmarshalling every entry costs more than its
 # analysis (see ``_shell_bytes``).
-LAZY_TABLES = ("commands", "wrappers", "read_only")
+LAZY_TABLES = ("commands", "wrappers", "read_only", "lexicon")
 # The same for the matrix itself: a call needs one state's summary, one rule of that state's table
 # and one tool's mapping. ``decide`` is lazy twice (by state, then by primitive, with the rule's
 # file stored as an index into ``rule_files``); ``allowed_in`` is only read when a call is denied.

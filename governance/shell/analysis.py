@@ -533,7 +533,15 @@ class _Analysis:
             return
         self.add(primitive, seg, reason)
         act = self.seen[(primitive, seg)]
-        act.targets = [*(act.targets or ()), self.where(value)]
+        where = self.where(value)
+        act.targets = [*(act.targets or ()), where]
+        bare = raw.replace('"', "").replace("'", "")   # cp img "/dev/sd$X", > ${D:-/dev/sda}
+        device = where if where.startswith("/dev/") else bare[bare.find("/dev/"):].split(
+            "}", 1)[0] if "/dev/" in bare and (value is None or bare.startswith("/dev/")) else ""
+        if device and primitive != "destructive":   # cat img > /dev/sda overwrites a disk
+            from governance.shell.devices import written
+
+            written(self, device, seg, reason)
         if self.protected(value, raw) or (folder and self.holds_protected(
                 value, direct=folder == "direct")):
             self.add("governance-admin", seg,

@@ -111,6 +111,9 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
                 name, an.shell.get("commands", {})) is not None:
             an.plain(base, fields, raws, seg, depth)  # bun add x, deno install y
             return None
+        runner = an.shell.get("commands", {}).get(word.rsplit("/", 1)[-1])
+        if runner is not None and runner.get("lexicon"):   # php artisan X, python manage.py X
+            an.plain(word.rsplit("/", 1)[-1], fields[i:], raws[i:], seg, depth)
         script_file(an, base, fields[i], raws[i], seg, depth, language or "code")
         return None
     stdin_program(an, base, cmd, seg, depth, language or "code")

@@ -271,6 +271,13 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 if rule.get("into") and len(real) > 1 and folder != "direct":
                     folder = "" if k == 0 else "direct"  # cp a DIR: DIR/a is written, not DIR
                 an.target(target, raw, seg, primitive, reason, folder)
+    if name is not None and not harmless and _remote_args(fields) and not (
+            {rule["primitive"] for rule, _t in matches} & _NETWORK) and \
+            lookup_name(first, shell.get("read_only", {})) is None:
+        from governance.shell import remote
+
+        understood = {f for rule, _t in matches for f in rule.get("flags") or ()}
+        remote.listed(an, base, argv, fields, seg, understood)   # kubectl apply -f https://...
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
@@ -294,7 +301,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if harmless or lookup_name(first, shell.get("read_only", {})) is not None:
         an.add("shell-read", seg, f"{base} only reads")
     elif name is not None:
-        an.add("shell-execute", seg, f"{base} runs a program")
+        if not (spec.get("lexicon") and _verbs(an, base, fields, raws, seg, spec)):
+            default = spec.get("default") or ("shell-execute", f"{base} runs a program")
+            an.add(default[0], seg, default[1])   # aws lambda invoke: aws calls a cloud API
     elif "/" in first and an.file_text(first) is not None:
         from governance.shell import script
 
@@ -305,8 +314,34 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif "/" in first and _run_file(an, base, first, raws[0], seg, depth):
         pass
     else:
-        an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
+        if not _verbs(an, base, fields, raws, seg, None):
+            an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
+        if _remote_args(fields):
+            from governance.shell import remote
+
+            remote.unlisted(an, base, fields, seg)        # axel https://..., sshfs me@host:/ x
+        if any(f is not None and "/dev/" in f for f in fields[1:]):
+            from governance.shell.devices import arguments
+
+            arguments(an, base, fields, seg)   # ddrescue img /dev/sdb
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+# what a listed command's patterns may already say about the network: a remote URL adds nothing
+_NETWORK = {"web-fetch", "local-request", "package-install", "vcs-push"}
+
+
+def _remote_args(fields: list[str | None]) -> bool:
+    """Whether an argument may name a remote place (``shell.remote`` decides)."""
+    return any(f is not None and ("://" in f or ("@" in f and ":" in f)) for f in fields[1:])
+
+
+def _verbs(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+           listed: dict[str, Any] | None) -> bool:
+    """What the subcommand words say the program does (``shell.lexicon``)."""
+    from governance.shell import lexicon
+
+    return lexicon.apply(an, base, fields, raws, seg, listed)
 
 
 def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | None) -> str | None:

@@ -93,8 +93,18 @@ class LaunchesModel(_Strict):
     local: Literal["", "node", "pinned"] = ""
 
 
+class DefaultModel(_Strict):
+    primitive: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    reason: str = ""
+
+
 class CommandModel(_Strict):
     with_value: list[str] = []
+    # no pattern matched: the subcommand words are read by shell.lexicon (governance.shell.lexicon)
+    lexicon: bool = False
+    # no pattern matched and the lexicon found nothing: this act (aws: web-fetch), not
+    # shell-execute
+    default: DefaultModel | None = None
     requests: RequestsModel | None = None
     queries: QueriesModel | None = None
     launches: LaunchesModel | None = None
@@ -171,6 +181,28 @@ class FinderModel(_Strict):
     exec: list[str] = []
 
 
+class LexiconModel(_Strict):
+    """Subcommand words of programs without an entry (``governance.shell.lexicon``)."""
+
+    verbs: dict[str, list[str]] = {}      # primitive (or "read", "local") -> words
+    packages: list[str] = []              # namespaces after which package_verbs install
+    package_verbs: list[str] = []
+    schemas: list[str] = []               # namespaces after which install/deploy verbs migrate
+    extensions: list[str] = []            # `reset.sh` is a file name, not a subcommand
+    # a remote URL given to these is data (governance.shell.remote)
+    settings: list[str] = []              # subcommands that store it: git remote add URL
+    message_options: list[str] = []       # options whose value is text: git commit -m URL
+    words: int = Field(default=4, ge=1, le=8)
+
+    @field_validator("verbs")
+    @classmethod
+    def _primitives(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for primitive in value:
+            if primitive not in ("read", "local") and not primitive.replace("-", "").isalnum():
+                raise ValueError(f"{primitive!r} is not a primitive name, `read` or `local`")
+        return value
+
+
 class LimitsModel(_Strict):
     max_length: int = Field(default=16384, ge=1, le=1_000_000)
     max_nesting: int = Field(default=48, ge=1, le=200)
@@ -189,7 +221,9 @@ class ShellModel(_Strict):
     risky_env: list[str] = []
     local_hosts: list[str] = []
     build_folders: list[str] = []
+    block_devices: list[str] = []          # names under /dev/ that are disks (globs)
     deploy_environments: dict[str, list[str]] = {}
+    lexicon: LexiconModel = LexiconModel()
     wrappers: dict[str, WrapperModel] = {}
     shells: list[str] = []
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
@@ -270,8 +304,11 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
                                   "shells", "local_hosts", "build_folders", "output_options",
-                                  "output_words")},
+                                  "output_words", "block_devices")},
     ("commands", "*", "patterns"): PREPEND,
+    ("lexicon", "verbs", "*"): APPEND,
+    **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
+                                            "settings", "message_options")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
 
@@ -361,6 +398,12 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                          for sub, items in command.options.items()}
         if command.messages:
             commands[name]["messages"] = list(command.messages)
+        if command.lexicon:
+            commands[name]["lexicon"] = True
+        if command.default is not None:
+            commands[name]["default"] = (command.default.primitive, command.default.reason or
+                                         f"{name} matches its default {command.default.primitive}")
+            primitives.add(command.default.primitive)
         if requests:
             commands[name]["requests"] = requests
         if command.queries:
@@ -402,8 +445,10 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "risky_env": _flags(model.risky_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
         "build_folders": list(model.build_folders),
+        "block_devices": list(model.block_devices),
         "deploy_environments": {env: [w.lower() for w in names]
                                 for env, names in model.deploy_environments.items()},
+        "lexicon": _lexicon(model.lexicon, primitives),
         "wrappers": wrappers,
         "shells": _flags(model.shells),
         "evaluators": dict(model.evaluators),
@@ -423,6 +468,23 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "output_words": [w.lower() for w in model.output_words],
         "primitives": sorted(primitives),
     }
+
+
+def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
+    """Word -> primitive (the first list that names a word keeps it), and the word lists."""
+    verbs: dict[str, str] = {}
+    for primitive, words in lexicon.verbs.items():
+        for word in words:
+            verbs.setdefault(word.lower(), primitive)
+        if primitive not in ("read", "local"):
+            primitives.add(primitive)
+    return {"verbs": verbs, "packages": _flags([w.lower() for w in lexicon.packages]),
+            "package_verbs": _flags([w.lower() for w in lexicon.package_verbs]),
+            "schemas": _flags([w.lower() for w in lexicon.schemas]),
+            "extensions": _flags([w.lower() for w in lexicon.extensions]),
+            "settings": _flags(lexicon.settings),
+            "message_options": _flags(lexicon.message_options),
+            "words": lexicon.words}
 
 
 def _default_reason(name: str, sub: list[str] | None, primitive: str) -> str:

@@ -81,7 +81,7 @@ def test_replace_drops_the_default_patterns() -> None:
     ]}}}
     shell = compile_layers([DEFAULT_SHELL, ("p.yaml", over)])
     assert prims("curl https://internal.example/x", shell) == {"web-fetch"}
-    assert prims("curl https://elsewhere.example", shell) == {"shell-execute"}
+    assert prims("curl elsewhere.example", shell) == {"shell-execute"}
 
 
 def test_text_targets_and_flags_conditions(tmp_path: Path) -> None:

@@ -1,0 +1,183 @@
+"""The verb lexicon: what a program governance has no entry for does, read from its subcommand.
+
+Hot path, loaded only for a program no ``shell.commands`` entry names (or one whose entry says
+``lexicon: true``): ``terragrunt destroy``, ``eksctl delete cluster``, ``mix ecto.drop``,
+``php artisan migrate:fresh``, ``pixi global install``, ``ovsx publish``, ``ollama pull``. Imports
+only our ``shell.rules``.
+
+The subcommand words are the first non-option words (at most ``shell.lexicon.words``), each also
+read in its parts (``ecto.drop``, ``migrate:fresh``, ``delete-stack``, ``drop_table``,
+``deleteStack``). The first word or part that ``shell.lexicon.verbs`` lists decides: a
+``destructive``, ``vcs-push``, ``deploy``, ``web-fetch`` or ``package-install`` verb is that act;
+a ``read`` verb (``list``, ``show``, ``get``, ``status``) is a read (``shell-read`` for a listed
+program; an unlisted one stays ``shell-unlisted``), and a ``local`` verb (``build``, ``test``,
+``serve``) ends the reading with no act. After a
+package namespace (``pub``, ``global``, ``deps``, ``plugin``: ``shell.lexicon.packages``), the
+verbs of ``shell.lexicon.package_verbs`` (``get``, ``remove``, ``uninstall`` ...) install or
+remove packages; after a schema namespace (``db``, ``migrate``: ``shell.lexicon.schemas``), an
+install or deploy verb is a migration and ends the reading (``flask db upgrade``). A destructive
+verb of five letters or more glued to a noun is read too (``unregistervm``). The reading stops
+at a word that is not a subcommand's: one that holds a path,
+a value (``=``), a capital first letter or a digit, a file name (``reset.sh``: its last part is
+one of ``shell.lexicon.extensions``, or it names a file in the folder the command runs in), or a
+known command right after ``--`` (``dotenv -- rm -rf dist`` runs ``rm``, which is read as a
+command of its own). A help, version or dry-run option (``shell.harmless_flags``) means no act.
+"""
+
+from __future__ import annotations
+
+from governance.shell.rules import harmless, lookup_name, name_forms, parse_argv
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.walk import Walk
+
+_WORD = "abcdefghijklmnopqrstuvwxyz0123456789._:-"
+_SEPARATORS = ".:-_"
+
+
+def parts(word: str) -> list[str]:
+    """``ecto.drop`` -> ecto, drop; ``delete-stack`` -> delete, stack; ``deleteStack`` ->
+    delete, stack (lower case)."""
+    out: list[str] = []
+    current = ""
+    for i, ch in enumerate(word):
+        if ch in _SEPARATORS:
+            if current:
+                out.append(current)
+            current = ""
+            continue
+        if ch.isupper() and i and word[i - 1].islower():
+            out.append(current)
+            current = ""
+        current += ch.lower()
+    if current:
+        out.append(current)
+    return out
+
+
+def _subcommand_like(word: str) -> bool:
+    return bool(word) and "a" <= word[0] <= "z" and all(c in _WORD for c in word.lower())
+
+
+def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
+         with_value: dict[str, Any] | None = None) -> tuple[str, str, str] | None:
+    """(primitive, word, verb) for the command's subcommand words, None when none is a verb
+    (or a read verb comes first). ``primitive`` is ``read`` for a read verb. ``with_value``:
+    the options a listed program's entry says take a value (their values are not words)."""
+    shell = an.shell
+    lexicon = shell.get("lexicon") or {}
+    verbs = lexicon.get("verbs") or {}
+    if not verbs:
+        return None
+    with_value = with_value or {}
+    argv = parse_argv(fields[1:], raws[1:], with_value)
+    if harmless(argv, list(shell.get("harmless_flags", ()))):
+        return None
+    packages = lexicon.get("packages") or {}
+    package_verbs = lexicon.get("package_verbs") or {}
+    extensions = lexicon.get("extensions") or {}
+    limit = lexicon.get("words", 4)
+    in_packages = ended = in_schema = False
+    schemas = lexicon.get("schemas") or {}
+    seen = 0
+    n = len(fields)
+    skip = 0
+    for k in range(1, n):
+        word = fields[k]
+        if skip:
+            skip -= 1
+            continue
+        if word is None:
+            return None
+        if word == "--":
+            ended = True
+            continue
+        if word.startswith("-"):
+            skip = int(with_value.get(word, 0)) if "=" not in word else 0
+            continue
+        seen += 1
+        if seen > limit or not _subcommand_like(word):
+            return None
+        pieces = parts(word)
+        if "." in word and pieces[-1] in extensions:
+            return None
+        if ended and fields[k - 1] == "--" and _known(shell, word):
+            return None       # dotenv -- rm -rf dist: a command line, read as one
+        for verb in [word.lower(), *pieces] if len(pieces) > 1 else pieces:
+            if in_packages and verb in package_verbs:
+                return _found(an, "package-install", word, verb)
+            primitive = verbs.get(verb)
+            if primitive == "local" or (in_schema and primitive in _MIGRATING):
+                return None           # flask db upgrade: a migration, not a package
+            if primitive is None and len(pieces) == 1 and len(verb) > 5:
+                primitive = _glued(verbs, verb)    # unregistervm, deleteall
+            if primitive is not None:
+                return _found(an, primitive, word, verb)
+            if verb in packages:
+                in_packages = True
+            in_schema = in_schema or verb in schemas
+    return None
+
+
+_MIGRATING = ("package-install", "deploy")
+
+
+def _glued(verbs: dict[str, str], word: str) -> str | None:
+    """A destructive verb of five letters or more glued to a noun (``unregistervm``)."""
+    return next(("destructive" for verb, primitive in verbs.items()
+                 if primitive == "destructive" and len(verb) >= 5 and word.startswith(verb)),
+                None)
+
+
+def _found(an: Walk, primitive: str, word: str, verb: str) -> tuple[str, str, str] | None:
+    if primitive != "read" and _names_file(an, word):
+        return None           # `ansible-lint deploy`: a folder the command is given
+    return primitive, word, verb
+
+
+def _names_file(an: Walk, word: str) -> bool:
+    from governance.shell.source import path_of
+
+    path = path_of(an, word)
+    if path is None:
+        return False
+    from governance import system
+
+    return system.lexists(path)
+
+
+def _known(shell: dict[str, Any], word: str) -> bool:
+    """Whether ``word`` names a program the analysis knows (as ``resolver.known_name``)."""
+    forms = name_forms(word)
+    return any(lookup_name(forms, shell.get(table, {})) is not None
+               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
+                             "finders"))
+
+
+def apply(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+          listed: dict[str, Any] | None) -> bool:
+    """Add the act the subcommand words read as; whether one was added (a read verb adds
+    ``shell-read`` for a listed program, and nothing for an unlisted one, which stays
+    ``shell-unlisted``)."""
+    found = read(an, base, fields, raws, listed["with_value"] if listed else None)
+    if found is None:
+        return False
+    primitive, word, verb = found
+    said = f"its subcommand {word!r}" + (f" ({verb!r})" if verb != word.lower() else "")
+    head = f"{base} {word}: the subcommand" if listed else \
+        f"{base} is not a command governance knows; {said}"
+    if primitive == "read":
+        if listed:
+            an.add("shell-read", seg, f"{head} reads as a read")
+        return listed is not None
+    why = f"{head} reads as {primitive} (shell.lexicon)"
+    if primitive == "deploy":
+        from governance.shell.deployment import primitive as deploy
+
+        primitive, env = deploy(an.shell, {}, list(fields[1:]))
+        why = f"{head} reads as a deploy (shell.lexicon): {env}"
+    an.add(primitive, seg, why)
+    return True
