@@ -55,10 +55,10 @@ def found(layer: GovernanceLayer, command: str) -> list[tuple[str, str]]:
 
 
 def test_the_peer_corpus_is_what_it_says() -> None:
-    assert len(CASES) == 1354
-    assert (len(ATTACKS), len(HARMLESS)) == (795, 559)
+    assert len(CASES) == 2358
+    assert (len(ATTACKS), len(HARMLESS)) == (1543, 815)
     assert Counter((c["source"], c["peer"]) for c in CASES) == {
-        ("dcg", "block"): 390, ("dcg", "allow"): 565,
+        ("dcg", "block"): 882, ("dcg", "allow"): 1077,
         ("safety-net", "block"): 270, ("safety-net", "allow"): 129}
     assert len({c["cmd"] for c in CASES}) == len(CASES)
     assert all(c["cmd"].strip() for c in CASES)
@@ -75,17 +75,20 @@ def test_the_peers_attacks_are_caught_and_their_harmless_commands_are_not(
         layer: GovernanceLayer) -> None:
     missed: list[str] = []
     falsely: list[str] = []
+    per_source: Counter[tuple[str, str]] = Counter()
     for case in CASES:
         acts = found(layer, case["cmd"])
         blocked = {p for p, _ in acts} & STOPPED
         if case["expect"] and not blocked:
             missed.append(f"{case['cmd']!r} expect {case['expect']}: {acts}")
+            per_source[case["source"], "missed"] += 1
         elif not case["expect"] and blocked:
             falsely.append(f"{case['cmd']!r}: {acts}")
+            per_source[case["source"], "denied"] += 1
     caught = len(ATTACKS) - len(missed)
     print(f"caught {caught}/{len(ATTACKS)} ({caught / len(ATTACKS):.1%}), falsely denied "
           f"{len(falsely)}/{len(HARMLESS)} ({len(falsely) / len(HARMLESS):.1%}; target "
-          f"{int(DENIED_TARGET * len(HARMLESS))})")
+          f"{int(DENIED_TARGET * len(HARMLESS))}); per source {dict(per_source)}")
     print("missed:", *missed, sep="\n  ")
     print("falsely denied:", *falsely, sep="\n  ")
     assert caught / len(ATTACKS) >= CAUGHT_TARGET, missed
