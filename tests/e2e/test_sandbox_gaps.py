@@ -4,6 +4,9 @@
   `exec-config`, asked outside DO (under `-p` nobody can answer, so it is refused), done in DO.
 - MCP servers run outside it: a module the Write tool plants in the project does not run when
   the next session starts our server.
+- Deletions by a script the model wrote are what the analysis of the script decides: `bash
+  tools/x.sh` or `python3 tools/x.py` that deletes a folder is refused where `destructive` is
+  blocked, before anything runs, while one deleting a single file runs.
 - A state that allows `package-install` opens Bash's network to the index hosts only: governance's
   own proxy decides each connection (Claude Code's own host rules cannot open a host from the
   project's settings).
@@ -192,3 +195,36 @@ def test_a_loopback_request_the_hook_allows_meets_the_sandboxes_own_loopback(
     else:
         assert "/local" in received, (said, received)
 
+
+
+CLEANERS = {
+    "sh": ("#!/bin/sh\nset -e\ncd \"$(dirname \"$0\")/..\"\nrm -rf src\n", "bash tools/clean.sh"),
+    "py": ("import shutil\nshutil.rmtree('src')\n", "python3 tools/clean.py"),
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("kind", sorted(CLEANERS))
+def test_a_script_that_deletes_a_folder_is_decided_by_what_it_does(
+        claude: ClaudeRunner, project: Path, short_tmp: str, kind: str) -> None:
+    governed(project, PLAN, "--sandbox")
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("print('app')\n")
+    (project / "notes.txt").write_text("old notes\n")
+    text, command = CLEANERS[kind]
+    run = claude.run(project, f"script deletion {kind}", [
+        [ToolUse("Write", {"file_path": str(project / "tools" / f"clean.{kind}"),
+                           "content": text})],
+        [ToolUse("Bash", {"command": command, "description": "clean up"})],
+        [ToolUse("Write", {"file_path": str(project / "tools" / "tidy.sh"),
+                           "content": "#!/bin/sh\nrm notes.txt\n"})],
+        [ToolUse("Bash", {"command": "sh tools/tidy.sh", "description": "tidy"})],
+        [Text("done")],
+    ], env={"TMPDIR": short_tmp})
+    assert run.returncode == 0, run.stderr[-2000:]
+    clean, tidy = tool_use_ids(run, "Bash")
+    assert clean in denied_ids(run) and tidy not in denied_ids(run)
+    said = json.dumps(run.log.tool_result(clean)["content"])
+    assert "destructive" in said and f"clean.{kind}" in said, said
+    assert (project / "src" / "app.py").exists()     # nothing ran
+    assert not (project / "notes.txt").exists()      # the single-file delete ran
