@@ -26,7 +26,7 @@ command of its own). A help, version or dry-run option (``shell.harmless_flags``
 
 from __future__ import annotations
 
-from governance.shell.rules import harmless, lookup_name, name_forms, parse_argv
+from governance.shell.rules import harmless, known_name, parse_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
         pieces = parts(word)
         if "." in word and pieces[-1] in extensions:
             return None
-        if ended and fields[k - 1] == "--" and _known(shell, word):
+        if ended and fields[k - 1] == "--" and known_name(shell, word):
             return None       # dotenv -- rm -rf dist: a command line, read as one
         for verb in [word.lower(), *pieces] if len(pieces) > 1 else pieces:
             if in_packages and verb in package_verbs:
@@ -147,14 +147,6 @@ def _names_file(an: Walk, word: str) -> bool:
     from governance import system
 
     return system.lexists(path)
-
-
-def _known(shell: dict[str, Any], word: str) -> bool:
-    """Whether ``word`` names a program the analysis knows (as ``resolver.known_name``)."""
-    forms = name_forms(word)
-    return any(lookup_name(forms, shell.get(table, {})) is not None
-               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
-                             "finders"))
 
 
 def apply(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,

@@ -9,7 +9,7 @@ recurses into the strings that nested shells and evaluators run (``bash -c``, ``
 from __future__ import annotations
 
 from governance.shell.rules import harmless as harmless_flag
-from governance.shell.rules import lookup_name, match_command, name_forms, parse_spec
+from governance.shell.rules import known_name, lookup_name, match_command, name_forms, parse_spec
 from governance.shell.words import quote
 
 TYPE_CHECKING = False
@@ -429,14 +429,6 @@ def _awk(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: st
             an.target(fields[k], raws[k], seg, "file-write", f"{base} -i inplace edits {raws[k]}")
     if not inplace:
         an.add("shell-read", seg, f"{base} reads its input")
-
-
-def known_name(shell: dict[str, Any], word: str) -> bool:
-    """Whether ``word`` names a command the analysis knows (listed anywhere in ``shell``)."""
-    forms = name_forms(word)
-    return any(lookup_name(forms, shell.get(table, {})) is not None
-               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
-                             "finders"))
 
 
 def _document(shell: dict[str, Any], arg: str) -> bool:

@@ -312,3 +312,11 @@ def lookup_name(name: str | tuple[str, ...], table: dict[str, Any]) -> str | Non
         if form in table:
             return form
     return None
+
+
+def known_name(shell: dict[str, Any], word: str) -> bool:
+    """Whether ``word`` names a command the analysis knows (listed anywhere in ``shell``)."""
+    forms = name_forms(word)
+    return any(lookup_name(forms, shell.get(table, {})) is not None
+               for table in ("commands", "wrappers", "shells", "evaluators", "interpreters",
+                             "finders"))

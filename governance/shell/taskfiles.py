@@ -102,7 +102,7 @@ def block(text: str, task: str) -> str | None:
 
 def commands(shell: dict[str, Any], text: str) -> list[str]:
     """The command lines a task file names (see the module's docstring)."""
-    from governance.shell.resolver import known_name
+    from governance.shell.rules import known_name
 
     found: list[str] = []
     lines = text.splitlines()
