@@ -54,6 +54,36 @@ def host_of(value: str) -> str | None:
     return host.lower().rstrip(".")
 
 
+# socat's address types: those that stay on this machine, and those that connect to a host
+_SOCAT_LOCAL = ("-", "stdio", "stdin", "stdout", "stderr", "unix-connect", "unix-client",
+                "unix-sendto", "unix", "local", "abstract-connect", "abstract-client",
+                "abstract-sendto")
+_SOCAT_CONNECT = ("tcp", "tcp4", "tcp6", "tcp-connect", "tcp4-connect", "tcp6-connect", "udp",
+                  "udp4", "udp6", "udp-connect", "udp4-connect", "udp6-connect", "udp-sendto",
+                  "udp4-sendto", "udp6-sendto", "ssl", "openssl", "openssl-connect", "dtls",
+                  "openssl-dtls-client", "sctp", "sctp-connect", "sctp4-connect",
+                  "sctp6-connect", "dccp-connect")
+_SOCKET_NAMES = (".sock", ".socket")
+
+
+def socat_host(address: str | None) -> str | None:
+    """What one socat address reaches, as a URL for ``url_reason``: ``unix://`` for standard
+    input and output or a Unix socket (``STDIO``, ``UNIX-CONNECT:/run/x.sock``, a bare
+    ``/var/run/haproxy.sock``), the host of a connecting address (``TCP:db.example.com:5432``);
+    None for anything else (a listener, a proxy, a program it runs, a file it writes)."""
+    if address is None:
+        return None
+    kind, colon, rest = address.partition(":")
+    kind = kind.split(",", 1)[0].lower()
+    if not colon and "/" in kind:       # a bare path: a Unix socket only by its name
+        return "unix://" if kind.endswith(_SOCKET_NAMES) else None
+    if kind in _SOCAT_LOCAL:
+        return "unix://"
+    if kind in _SOCAT_CONNECT:
+        return rest.split(",", 1)[0] or None
+    return None
+
+
 def is_local(host: str, local_hosts: Iterable[str] = ()) -> bool:
     """Loopback, a Unix socket (``""``) or one of ``local_hosts`` (globs, any case)."""
     if host in ("", "localhost", "::1", "0.0.0.0", "0:0:0:0:0:0:0:1") or \
@@ -110,6 +140,8 @@ def request(spec: dict[str, Any], argv: Argv, local_hosts: Iterable[str],
         urls.extend(positionals[:1])
     elif layout == "host":   # nc HOST PORT, telnet HOST PORT
         urls.extend(positionals[:1])
+    elif layout == "socat":  # socat ADDRESS ADDRESS
+        urls.extend(socat_host(p) for p in positionals)
     else:
         urls.extend(positionals)
     if not urls:

@@ -26,7 +26,7 @@ command of its own). A help, version or dry-run option (``shell.harmless_flags``
 
 from __future__ import annotations
 
-from governance.shell.rules import harmless, known_name, parse_argv
+from governance.shell.rules import glob_match, harmless, known_name, parse_argv
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +80,12 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
     package_verbs = lexicon.get("package_verbs") or {}
     extensions = lexicon.get("extensions") or {}
     limit = lexicon.get("words", 4)
-    in_packages = ended = in_schema = False
+    messages = lexicon.get("message_options") or {}
+    contextual = lexicon.get("contextual") or {}
+    kind = _kind(lexicon.get("kinds") or {}, base)
+    deployments = lexicon.get("deployments") or {}
+    namespace = ""
+    in_packages = ended = in_schema = in_deployments = False
     schemas = lexicon.get("schemas") or {}
     seen = 0
     n = len(fields)
@@ -96,8 +101,10 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             ended = True
             continue
         if word.startswith("-"):
-            skip = int(with_value.get(word, 0)) if "=" not in word else 0
-            continue
+            skip = int(with_value.get(word, 0) or prose(word, fields[k + 1] if k + 1 < n
+                                                        else None, messages)) \
+                if "=" not in word else 0
+            continue          # bd update X --notes TEXT: the text is data
         seen += 1
         if seen > limit or not _subcommand_like(word):
             return None
@@ -108,8 +115,14 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             return None       # dotenv -- rm -rf dist: a command line, read as one
         for verb in [word.lower(), *pieces] if len(pieces) > 1 else pieces:
             if in_packages and verb in package_verbs:
+                if verbs.get(verb) == "read" and namespace not in lexicon.get("dependencies", {}):
+                    return _found(an, "read", word, verb)      # velero plugin get: a list
                 return _found(an, "package-install", word, verb)
-            primitive = verbs.get(verb)
+            if in_deployments and verb in lexicon.get("redeploys", {}):
+                return _found(an, "deploy", word, verb)   # wrangler deployments rollback
+            if verb in contextual and contextual[verb] != kind:
+                continue      # flipt flag update: not a package manager, no act
+            primitive = verbs.get(verb) or contextual.get(verb)
             if primitive == "local" or (in_schema and primitive in _MIGRATING):
                 return None           # flask db upgrade: a migration, not a package
             if primitive is None and len(pieces) == 1 and len(verb) > 5:
@@ -118,11 +131,30 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
                 return _found(an, primitive, word, verb)
             if verb in packages:
                 in_packages = True
+                namespace = verb
             in_schema = in_schema or verb in schemas
+            in_deployments = in_deployments or verb in deployments
     return None
 
 
 _MIGRATING = ("package-install", "deploy")
+
+
+def prose(option: str | None, value: str | None, messages: dict[str, int]) -> bool:
+    """Whether ``value`` is the text of a message option (``shell.lexicon.message_options``): a
+    long one (``--notes TEXT``), or a short one given a sentence (``-m "a b"``; ``-m`` alone means
+    other things to other programs: ``gsutil -m``)."""
+    if option not in messages:
+        return False
+    return option.startswith("--") or (value is not None and " " in value)
+
+
+def _kind(kinds: dict[str, list[str]], base: str) -> str | None:
+    """The act a program's name says it is for (``shell.lexicon.kinds``: ``*pm`` installs
+    packages, ``git-*`` publishes), or None."""
+    name = base.rsplit("/", 1)[-1].lower()
+    return next((act for act, globs in kinds.items()
+                 if any(glob_match(g, name) for g in globs)), None)
 
 
 def _glued(verbs: dict[str, str], word: str) -> str | None:

@@ -200,6 +200,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         if quiet is not None:
             an.add("shell-read", seg, f"{base} {quiet} only prints")
             return
+        if argv.refused is not None:      # git checkout --unified 3: git refuses, runs nothing
+            an.add("shell-read", seg, f"{base} refuses the option {argv.refused} and does nothing")
+            return
         for option, prefix in spec.get("command_options", {}).items():
             for value, _raw in argv.values.get(option, ()):   # vim -c '!CMD', gdb -ex 'shell CMD'
                 if value is None:
@@ -440,6 +443,20 @@ def _document(shell: dict[str, Any], arg: str) -> bool:
         name in shell.get(t, {}) for t in ("commands", "wrappers", "shells", "interpreters"))
 
 
+def _message(before: str | None, arg: str | None, raw: str, messages: dict[str, int],
+             an: Walk) -> bool:
+    """Whether a word is the text of a message option (``--notes TEXT``, ``--message=TEXT``:
+    ``shell.lexicon.message_options``), which is kept as prose, out of the marker scan."""
+    from governance.shell.lexicon import prose
+
+    spelled = raw.split("=", 1)[0] if raw.startswith("--") and "=" in raw else None
+    if not prose(before, arg, messages) and spelled not in messages:
+        return False
+    if "$(" not in raw and "`" not in raw:         # what a substitution runs is no prose
+        an.prose.append(raw)
+    return True
+
+
 def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, depth: int,
              cmd: Simple | None) -> None:
     """An unknown program may run its arguments (``chrt -f 1 CMD``, ``podman run IMG CMD``,
@@ -449,8 +466,11 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
     are read); an argument that reads as a command line, or a double-quoted string inside one
     that does, is analysed as one."""
     shell = an.shell
+    messages = (shell.get("lexicon") or {}).get("message_options") or {}
     for j in range(1, len(fields)):
         arg = fields[j]
+        if _message(fields[j - 1], arg, raws[j], messages, an):   # --notes TEXT: data, not a command
+            continue
         if arg is None or not arg or arg.startswith("-"):
             continue
         fed = cmd is not None and j + 1 == len(fields) and an.stdin_text(cmd)[0] != "none" and \

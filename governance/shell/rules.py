@@ -20,7 +20,9 @@ abbreviations GNU parsers accept (``--forc``, at least three letters); a single-
 A command may list the options of each subcommand (``options``: ``{"checkout": {"-b": 1, "-q":
 0, "--track": -1}}``: values taken, 0 for none, -1 for a value that only follows ``=`` or the
 letter). After such a subcommand, options are read as the program reads them (``_read_option``):
-``-qbfeature`` is ``-q``, ``-b feature``; ``--conf merge`` is ``--conflict merge``.
+``-qbfeature`` is ``-q``, ``-b feature``; ``--conf merge`` is ``--conflict merge``. A table
+marked complete (the key ``!``) lists every option: one it does not know is ``Argv.refused``,
+and the program refuses the command (``git checkout --unified 3 main``).
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ class Argv:
     """Options and positional arguments of one command (after its name). ``text``: the options
     whose values are prose (a commit message), which no pattern reads."""
 
-    __slots__ = ("flags", "positionals", "text", "values")
+    __slots__ = ("flags", "positionals", "refused", "text", "values")
 
     def __init__(self) -> None:
+        self.refused: str | None = None   # an option a complete table does not know
         self.flags: list[str] = []
         self.positionals: list[tuple[str | None, str]] = []
         self.values: dict[str, list[tuple[str | None, str]]] = {}
@@ -116,17 +119,35 @@ def _read_option(argv: Argv, table: dict[str, int], arg: str, raw: str, fields: 
             return i + count
         return i
 
+    complete = COMPLETE in table
     if arg.startswith("--"):
         name, eq, attached = arg.partition("=")
         name = long_option(name, table)
         argv.flags.append(name)
+        if complete and argv.refused is None and not _known_long(name, table):
+            argv.refused = name
         return take(name, attached if eq else None)
     for k in range(1, len(arg)):                  # -qbfeature: -q, then -b with "feature"
         option = "-" + arg[k]
         argv.flags.append(option)
+        if complete and argv.refused is None and option not in table:
+            argv.refused = option
         if table.get(option, 0):
             return take(option, arg[k + 1:] or None)
     return i
+
+
+COMPLETE = "!"     # an option table's mark: it lists every option the subcommand takes
+
+
+def _known_long(name: str, table: dict[str, int]) -> bool:
+    """Whether a long option word may be one the program takes: a table option, an abbreviation
+    of one (an ambiguous one too), or its ``--no-`` form (which most take)."""
+    if name == "--end-of-options":
+        return True
+    bare = "--" + name[5:] if name.startswith("--no-") else name
+    return any(option.startswith(n) for option in table for n in (name, bare)
+               if option.startswith("--"))
 
 
 def long_option(name: str, table: dict[str, int]) -> str:
@@ -186,7 +207,7 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
         start = 1
     other = rule.get("except_sub")   # a subcommand, and none of these (governance cycle ...)
     if other is not None and (not positionals or positionals[0][0] in other or not str(
-            positionals[0][0]).replace("-", "").isalpha()):
+            positionals[0][0]).replace("-", "").isalnum()):      # rclone md5sum
         return None
     flags = rule.get("flags")
     if flags is not None and not any(has_flag(argv.flags, f) for f in flags):

@@ -67,7 +67,7 @@ class PatternModel(_Strict):
 class RequestsModel(_Strict):
     """Where a fetching program's URLs are (``governance.shell.endpoint``)."""
 
-    urls: Literal["all", "httpie", "host"] = "all"
+    urls: Literal["all", "httpie", "host", "socat"] = "all"
     url_options: list[str] = []
     via: list[str] = []
     sockets: list[str] = []
@@ -131,6 +131,9 @@ class WrapperModel(_Strict):
     fetches: list[str] = []    # options whose value is a package fetched first (nix-shell -p)
     query_flags: list[str] = []
     alone_flags: list[str] = []   # only query when no command follows (sudo -k), else run it
+    # the only options it takes, when the list is complete: any other is refused and nothing
+    # runs (bash's `command -x`)
+    only_options: list[str] | None = None
     stop: list[str] = []
     after: list[str] | None = None
     skip: int = Field(default=0, ge=0, le=8)
@@ -192,6 +195,11 @@ class LexiconModel(_Strict):
     # a remote URL given to these is data (governance.shell.remote)
     settings: list[str] = []              # subcommands that store it: git remote add URL
     message_options: list[str] = []       # options whose value is text: git commit -m URL
+    dependencies: list[str] = []          # package namespaces after which `get` fetches
+    contextual: dict[str, str] = {}       # verb -> its act, only for a program of that kind
+    kinds: dict[str, list[str]] = {}      # act -> program name globs (`*pm`, `git-*`)
+    deployments: list[str] = []           # namespaces after which `redeploys` are a deploy
+    redeploys: list[str] = []
     words: int = Field(default=4, ge=1, le=8)
 
     @field_validator("verbs")
@@ -260,7 +268,7 @@ def _options(items: list[str]) -> dict[str, int]:
     """An option table: ``-b=`` -> 1 (takes a value), ``--track=opt`` -> -1 (only an attached
     one), ``-q`` -> 0."""
     return {item.split("=", 1)[0]: 1 if item.endswith("=") else -1 if item.endswith("=opt")
-            else 0 for item in items}
+            else 0 for item in items}     # "!": the list is complete (rules.COMPLETE)
 
 
 def _flags(items: list[str]) -> dict[str, int]:
@@ -308,7 +316,8 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
     **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
-                                            "settings", "message_options")},
+                                            "settings", "message_options", "dependencies",
+                                            "deployments", "redeploys")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
 
@@ -428,6 +437,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         }
         if wrapper.fanout:
             entry["fanout"] = wrapper.fanout
+        if wrapper.only_options is not None:
+            entry["only_options"] = _flags(wrapper.only_options)
         wrappers[name] = entry
         if wrapper.primitive:
             primitives.add(wrapper.primitive)
@@ -478,12 +489,18 @@ def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
             verbs.setdefault(word.lower(), primitive)
         if primitive not in ("read", "local"):
             primitives.add(primitive)
+    primitives.update(lexicon.contextual.values())
     return {"verbs": verbs, "packages": _flags([w.lower() for w in lexicon.packages]),
             "package_verbs": _flags([w.lower() for w in lexicon.package_verbs]),
             "schemas": _flags([w.lower() for w in lexicon.schemas]),
             "extensions": _flags([w.lower() for w in lexicon.extensions]),
             "settings": _flags(lexicon.settings),
             "message_options": _flags(lexicon.message_options),
+            "dependencies": _flags([w.lower() for w in lexicon.dependencies]),
+            "contextual": {w.lower(): p for w, p in lexicon.contextual.items()},
+            "kinds": {p: list(globs) for p, globs in lexicon.kinds.items()},
+            "deployments": _flags([w.lower() for w in lexicon.deployments]),
+            "redeploys": _flags([w.lower() for w in lexicon.redeploys]),
             "words": lexicon.words}
 
 

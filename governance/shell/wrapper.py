@@ -18,6 +18,34 @@ if TYPE_CHECKING:
     from governance.shell.walk import Walk
 
 
+def _act(an: Walk, spec: dict[str, Any], seg: str, pending: bool) -> None:
+    if pending:
+        an.add(spec["primitive"], seg, spec["reason"])
+
+
+def _queries(arg: str, query: dict[str, int], with_value: dict[str, int]) -> bool:
+    """Whether the option word asks only a question: a query flag, or one in a short cluster
+    before any letter that takes a value (`command -pv`, `ssh -vG`; not `ssh -oVisual=yes`)."""
+    if arg in query:
+        return True
+    if arg[1:2] == "-" or len(arg) < 3:
+        return False
+    for letter in arg[1:]:
+        if "-" + letter in query:
+            return True
+        if "-" + letter in with_value:
+            return False
+    return False
+
+
+def _valid(arg: str, only: dict[str, int]) -> bool:
+    """Whether every letter of the option word is one the wrapper takes (bash's `command`
+    takes -p, -v, -V; `command -px` is refused)."""
+    if arg[1:2] == "-":
+        return arg in only
+    return all("-" + letter in only for letter in arg[1:])
+
+
 def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             raws: list[str], seg: str, depth: int, cmd: Simple | None = None) -> int | None:
     """Index of the wrapped command in ``fields``; None when handled here; -1: not a wrapper."""
@@ -42,10 +70,10 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
     query = spec.get("query_flags", {})
     alone = spec.get("alone_flags", {})       # sudo -k: resets alone, runs a command given one
     alone_seen = bool(alone) and any(f in alone for f in fields[1:] if f)
-    if spec.get("primitive") and not (query and any(f in query for f in fields[1:] if f)) \
-            and not alone_seen:
-        an.add(spec["primitive"], seg, spec["reason"])
+    # the wrapper's own act waits until its options are read: `ssh --help` only prints
+    pending = bool(spec.get("primitive")) and not alone_seen
     with_value = spec.get("with_value", {})
+    only = spec.get("only_options")
     string_opts = spec.get("string_options", {})
     skip = spec.get("skip", 0)
     stop = spec.get("stop", {})
@@ -71,14 +99,19 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         if arg in string_opts or (arg[:1] == "-" and arg[1:2] != "-" and len(arg) > 2 and
                                   "-" + arg[-1] in string_opts):   # bundled: script -qc CMD
             text = fields[i + 1] if i + 1 < n else ""
+            _act(an, spec, seg, pending)
             string(an, text, raws[i + 1] if i + 1 < n else "", base, seg, depth)
             return None
         attached = _attached(arg, string_opts)    # env --split-string=CMD, env -SCMD
         if attached is not None:
+            _act(an, spec, seg, pending)
             string(an, attached, raws[i], base, seg, depth)
             return None
         if arg.startswith("-") and len(arg) > 1 and not spec.get("no_options"):
-            if arg in query or arg in an.shell.get("harmless_flags", ()):
+            if only is not None and not _valid(arg, only):
+                an.add("shell-read", seg, f"{base} refuses the option {arg} and runs nothing")
+                return None
+            if _queries(arg, query, with_value) or arg in an.shell.get("harmless_flags", ()):
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
@@ -102,6 +135,7 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             i += 1
             continue
         break
+    _act(an, spec, seg, pending)
     if spec.get("no_argv"):
         for k in range(i, n):     # su root -c CMD: the string option may follow the user
             if fields[k] in string_opts:

@@ -32,7 +32,7 @@ LOUD = {"web-fetch", "destructive", "vcs-push", "package-install", "governance-a
 VERBS = {
     "destructive": ["destroy", "delete", "drop", "flush", "prune", "purge", "wipe", "reset",
                     "uninstall", "remove", "nuke", "teardown", "fresh", "erase", "truncate"],
-    "package-install": ["install", "add", "sync", "upgrade"],
+    "package-install": ["install", "add", "sync", "reinstall"],
     "vcs-push": ["publish", "push", "release", "upload"],
     "web-fetch": ["download", "pull", "fetch", "clone"],
     "deploy": ["deploy", "rollout"],
