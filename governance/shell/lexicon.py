@@ -31,7 +31,9 @@ program driven by options (no word before the option but option values), a long 
 starts with a destructive verb is read as that verb (``kafka-topics --bootstrap-server HOST
 --delete``, ``--delete-config``), and so is a destructive verb inside an unlisted program's own
 name (``kafka-delete-records``), except the verbs of ``NOT_ALONE`` (``--rm``, ``--reset``). A
-help, version or dry-run option (``shell.harmless_flags``) means no act.
+help, version or dry-run option (``shell.harmless_flags``) means no act. A jar a runtime runs
+(``java -jar jenkins-cli.jar -s URL delete-job x``) is a program without an entry: the words
+after it are read as its subcommand.
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             if verb is not None:       # kafka-topics --delete, kafka-configs --delete-config
                 return _found(an, "destructive", word, verb)
             continue
+        if fields[k - 1] in _PROGRAM_FILES and word.lower().endswith(".jar"):
+            seen, commanded = 0, False    # java -jar jenkins-cli.jar delete-job: the jar's words
+            continue
         after_option = str(fields[k - 1]).startswith("-")
         if after_option and not commanded and not _subcommand_like(word):
             continue                  # -p /prod: the option's value, not a subcommand
@@ -145,6 +150,8 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
 
 
 _MIGRATING = ("package-install", "deploy")
+# options that name the program a runtime runs (java -jar FILE.jar): its words are read after it
+_PROGRAM_FILES = ("-jar",)
 # destructive verbs that as an option or inside a name usually mean something else (--rm, --reset)
 NOT_ALONE = ("reset", "fresh", "rollback", "downgrade", "release", "rm", "del", "prune")
 

@@ -134,6 +134,8 @@ class WrapperModel(_Strict):
     reason: str = ""
     with_value: list[str] = []
     string_options: list[str] = []
+    # the words split from a string option come before the remaining arguments (env -S 'A=1' CMD)
+    string_argv: bool = False
     fetches: list[str] = []    # options whose value is a package fetched first (nix-shell -p)
     query_flags: list[str] = []
     alone_flags: list[str] = []   # only query when no command follows (sudo -k), else run it
@@ -432,6 +434,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
+            "string_argv": wrapper.string_argv,
             "chdir": _flags(wrapper.chdir),
         }
         if wrapper.fanout:

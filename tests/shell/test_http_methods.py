@@ -205,3 +205,44 @@ def test_a_deleting_verb_in_an_unlisted_programs_name_is_destructive(
                                                            "--release", "--verbose"]))
 def test_options_that_only_look_like_deletion_stay_quiet(program: str, option: str) -> None:
     assert "destructive" not in acts(f"{program}ctl {option} x"), option
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["'PATH=/usr/bin'", "'A=1 B=2'", "-", "'-i'"]),
+       st.sampled_from(["git reset --hard", "rm -rf /", "git clean -fdx"]),
+       st.sampled_from(["-S {s} {c}", "--split-string={s} {c}"]))
+def test_env_split_string_runs_the_arguments_after_it(string: str, command: str,
+                                                      form: str) -> None:
+    if string == "-":
+        string = "'X=1'"
+    assert "destructive" in acts("env " + form.format(s=string, c=command)), (string, command)
+
+
+def test_env_split_string_of_a_harmless_command_stays_quiet() -> None:
+    assert acts("env -S 'A=1' ls -la") == {"shell-read"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["--config-env include.path=X", "--config-env a.b=C", "--super-prefix p/",
+                        "-C .", "-c a=b"]))
+def test_gits_global_options_with_a_value_do_not_hide_the_subcommand(option: str) -> None:
+    assert "destructive" in acts(f"git {option} reset --hard"), option
+    assert "destructive" not in acts(f"git {option} status"), option
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["user", "policy", "bucket", "group"]),
+       st.sampled_from(["remove", "delete", "disable", "rm"]))
+def test_mc_admin_removals_are_destructive(noun: str, verb: str) -> None:
+    assert "destructive" in acts(f"mc admin {noun} {verb} myminio thing")
+    assert "destructive" not in acts(f"mc admin {noun} list myminio")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["jenkins-cli.jar", "tools/admin-cli.jar", "/opt/x/cli.jar"]),
+       st.sampled_from(["", "-s http://localhost:8080", "-auth @creds -s http://ci:8080/"]),
+       st.sampled_from(["delete-job", "delete-builds", "delete-node", "purge-queue"]))
+def test_the_subcommand_of_a_jar_run_by_java_is_read(jar: str, options: str, verb: str) -> None:
+    command = f"java -Xmx1g -jar {jar} {options} {verb} my-job"
+    assert "destructive" in acts(command), command
+    assert "destructive" not in acts(f"java -jar {jar} {options} list-jobs")
