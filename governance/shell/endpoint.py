@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from governance.shell.rules import Argv
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "ftp_proxy")
 _UNIX_SCHEMES = ("http+unix", "https+unix", "unix", "ws+unix")
 
@@ -134,9 +135,9 @@ def request(spec: dict[str, Any], argv: Argv, local_hosts: Iterable[str],
     positionals = [v for v, _ in argv.positionals]
     layout = spec.get("urls", "all")
     if layout == "httpie":   # [METHOD] URL [ITEM ...]
-        if positionals and positionals[0] is not None and positionals[0].isalpha() and \
-                positionals[0].isupper():
-            positionals = positionals[1:]
+        if len(positionals) > 1 and positionals[0] is not None and \
+                positionals[0].upper() in METHODS:
+            positionals = positionals[1:]    # xh get URL: the method in any case
         urls.extend(positionals[:1])
     elif layout == "host":   # nc HOST PORT, telnet HOST PORT
         urls.extend(positionals[:1])

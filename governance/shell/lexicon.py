@@ -1,9 +1,11 @@
 """The verb lexicon: what a program governance has no entry for does, read from its subcommand.
 
-Hot path, loaded only for a program no ``shell.commands`` entry names (or one whose entry says
-``lexicon: true``): ``terragrunt destroy``, ``eksctl delete cluster``, ``mix ecto.drop``,
-``php artisan migrate:fresh``, ``pixi global install``, ``ovsx publish``, ``ollama pull``. Imports
-only our ``shell.rules``.
+Hot path, loaded only for a program no ``shell.commands`` entry names, or one none of whose
+patterns matched and whose entry says ``lexicon: true`` (every verb counts) or ``lexicon:
+destructive`` (only destructive verbs count, ``vault policy delete``; any other keeps the entry's
+default): ``terragrunt destroy``, ``eksctl delete cluster``, ``mix ecto.drop``, ``php artisan
+migrate:fresh``, ``pixi global install``, ``ovsx publish``, ``ollama pull``. Imports only our
+``shell.rules``.
 
 The subcommand words are the first non-option words (at most ``shell.lexicon.words``), each also
 read in its parts (``ecto.drop``, ``migrate:fresh``, ``delete-stack``, ``drop_table``,
@@ -11,17 +13,27 @@ read in its parts (``ecto.drop``, ``migrate:fresh``, ``delete-stack``, ``drop_ta
 ``destructive``, ``vcs-push``, ``deploy``, ``web-fetch`` or ``package-install`` verb is that act;
 a ``read`` verb (``list``, ``show``, ``get``, ``status``) is a read (``shell-read`` for a listed
 program; an unlisted one stays ``shell-unlisted``), and a ``local`` verb (``build``, ``test``,
-``serve``) ends the reading with no act. After a
-package namespace (``pub``, ``global``, ``deps``, ``plugin``: ``shell.lexicon.packages``), the
-verbs of ``shell.lexicon.package_verbs`` (``get``, ``remove``, ``uninstall`` ...) install or
-remove packages; after a schema namespace (``db``, ``migrate``: ``shell.lexicon.schemas``), an
-install or deploy verb is a migration and ends the reading (``flask db upgrade``). A destructive
-verb of five letters or more glued to a noun is read too (``unregistervm``). The reading stops
-at a word that is not a subcommand's: one that holds a path,
-a value (``=``), a capital first letter or a digit, a file name (``reset.sh``: its last part is
-one of ``shell.lexicon.extensions``, or it names a file in the folder the command runs in), or a
-known command right after ``--`` (``dotenv -- rm -rf dist`` runs ``rm``, which is read as a
-command of its own). A help, version or dry-run option (``shell.harmless_flags``) means no act.
+``serve``) ends the reading with no act. With ``lexicon: destructive``, a read verb keeps the
+entry's default (``op item list`` calls the service), while ``help``, ``version`` and a ``local``
+verb as the first word work on this machine (``wrangler dev``: ``shell-execute``), and so do
+options with no subcommand (``wrangler -v``: ``shell-read``). After a package namespace (``pub``,
+``global``, ``deps``, ``plugin``: ``shell.lexicon.packages``), the verbs of
+``shell.lexicon.package_verbs`` (``get``, ``remove``, ``uninstall`` ...) install or remove
+packages; after a schema namespace (``db``, ``migrate``: ``shell.lexicon.schemas``), an install
+or deploy verb is a migration and ends the reading (``flask db upgrade``). A destructive verb of
+five letters or more glued to a noun is read too (``unregistervm``). The reading stops at a word
+that is not a subcommand's: one that holds a path, a value (``=``), a capital first letter or a
+digit, a file name (``reset.sh``: its last part is one of ``shell.lexicon.extensions``, or it
+names a file in the folder the command runs in), or a known command right after ``--`` (``dotenv
+-- rm -rf dist`` runs ``rm``, which is read as a command of its own); such a word right after an
+option, before any subcommand, is the option's value and is passed over (``-p /prod``). In a
+program driven by options (no word before the option but option values), a long option that
+starts with a destructive verb is read as that verb (``kafka-topics --bootstrap-server HOST
+--delete``, ``--delete-config``), and so is a destructive verb inside an unlisted program's own
+name (``kafka-delete-records``), except the verbs of ``NOT_ALONE`` (``--rm``, ``--reset``). A
+help, version or dry-run option (``shell.harmless_flags``) means no act. A jar a runtime runs
+(``java -jar jenkins-cli.jar -s URL delete-job x``) is a program without an entry: the words
+after it are read as its subcommand.
 """
 
 from __future__ import annotations
@@ -88,6 +100,7 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
     in_packages = ended = in_schema = in_deployments = False
     schemas = lexicon.get("schemas") or {}
     seen = 0
+    commanded = False
     n = len(fields)
     skip = 0
     for k in range(1, n):
@@ -104,7 +117,19 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             skip = int(with_value.get(word, 0) or prose(word, fields[k + 1] if k + 1 < n
                                                         else None, messages)) \
                 if "=" not in word else 0
+            verb = _option_verb(verbs, word) if not commanded else None
+            if verb is not None:       # kafka-topics --delete, kafka-configs --delete-config
+                return _found(an, "destructive", word, verb)
             continue          # bd update X --notes TEXT: the text is data
+        if fields[k - 1] in _PROGRAM_FILES and word.lower().endswith(".jar"):
+            seen, commanded = 0, False    # java -jar jenkins-cli.jar delete-job: the jar's words
+            continue
+        after_option = str(fields[k - 1]).startswith("-")
+        if after_option and not commanded and not _subcommand_like(word):
+            continue                  # -p /prod: the option's value, not a subcommand
+        # a word right after an option may be its value; any other is a subcommand, after which
+        # options are the subcommand's (restic unlock --remove-all)
+        commanded = commanded or not after_option
         seen += 1
         if seen > limit or not _subcommand_like(word):
             return None
@@ -123,8 +148,10 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             if verb in contextual and contextual[verb] != kind:
                 continue      # flipt flag update: not a package manager, no act
             primitive = verbs.get(verb) or contextual.get(verb)
-            if primitive == "local" or (in_schema and primitive in _MIGRATING):
+            if in_schema and primitive in _MIGRATING:
                 return None           # flask db upgrade: a migration, not a package
+            if primitive == "local":
+                return "local", word, verb   # wrangler dev: work on this machine
             if primitive is None and len(pieces) == 1 and len(verb) > 5:
                 primitive = _glued(verbs, verb)    # unregistervm, deleteall
             if primitive is not None:
@@ -138,6 +165,29 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
 
 
 _MIGRATING = ("package-install", "deploy")
+# options that name the program a runtime runs (java -jar FILE.jar): its words are read after it
+_PROGRAM_FILES = ("-jar",)
+# destructive verbs that as an option or inside a name usually mean something else (--rm, --reset)
+NOT_ALONE = ("reset", "fresh", "rollback", "downgrade", "release", "rm", "del", "prune")
+
+
+def _option_verb(verbs: dict[str, str], word: str) -> str | None:
+    """The destructive verb a long option starts with (``--delete``, ``--delete-config``)."""
+    if not word.startswith("--"):
+        return None
+    pieces = parts(word[2:].split("=", 1)[0])
+    if pieces and verbs.get(pieces[0]) == "destructive" and pieces[0] not in NOT_ALONE:
+        return pieces[0]
+    return None
+
+
+def _name_verb(verbs: dict[str, str], base: str) -> str | None:
+    """The destructive verb inside an unlisted program's own name (``kafka-delete-records``)."""
+    pieces = parts(base)
+    return next((p for p in pieces[1:] if verbs.get(p) == "destructive" and p not in NOT_ALONE),
+                None)
+# read verbs about the program itself, not the service it calls
+_ABOUT = ("help", "version")
 
 
 def prose(option: str | None, value: str | None, messages: dict[str, int]) -> bool:
@@ -182,14 +232,30 @@ def _names_file(an: Walk, word: str) -> bool:
 
 
 def apply(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-          listed: dict[str, Any] | None) -> bool:
+          listed: dict[str, Any] | None, only: str | None = None) -> bool:
     """Add the act the subcommand words read as; whether one was added (a read verb adds
     ``shell-read`` for a listed program, and nothing for an unlisted one, which stays
-    ``shell-unlisted``)."""
+    ``shell-unlisted``). ``only``: the one primitive that counts (``lexicon: destructive``)."""
     found = read(an, base, fields, raws, listed["with_value"] if listed else None)
+    if found is None and only is not None and all(f is not None and f.startswith("-")
+                                                  for f in fields[1:]):
+        an.add("shell-read", seg, f"{base} without a subcommand prints its help or version")
+        return True                                       # wrangler -v, fastly
+    if found is None and listed is None:
+        verb = _name_verb((an.shell.get("lexicon") or {}).get("verbs") or {}, base)
+        found = None if verb is None else ("destructive", base, verb)
     if found is None:
         return False
     primitive, word, verb = found
+    if only is not None and primitive != only:
+        first = next((f for f in fields[1:] if f is not None and not f.startswith("-")), None)
+        if (primitive == "local" and word == first) or verb in _ABOUT:  # wrangler dev, fastly help
+            an.add("shell-read" if verb in _ABOUT else "shell-execute", seg,
+                   f"{base} {word}: the subcommand works on this machine (shell.lexicon)")
+            return True
+        return False
+    if primitive == "local":
+        return False
     said = f"its subcommand {word!r}" + (f" ({verb!r})" if verb != word.lower() else "")
     head = f"{base} {word}: the subcommand" if listed else \
         f"{base} is not a command governance knows; {said}"

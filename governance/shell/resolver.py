@@ -274,6 +274,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 if rule.get("into") and len(real) > 1 and folder != "direct":
                     folder = "" if k == 0 else "direct"  # cp a DIR: DIR/a is written, not DIR
                 an.target(target, raw, seg, primitive, reason, folder)
+    if name is not None and spec.get("requests"):
+        from governance.shell import methods
+
+        methods.check(an, base, spec["requests"], argv, seg)   # curl -X DELETE localhost:9200/x
     if name is not None and not harmless and _remote_args(fields) and not (
             {rule["primitive"] for rule, _t in matches} & _NETWORK) and \
             lookup_name(first, shell.get("read_only", {})) is None:
@@ -304,7 +308,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if harmless or lookup_name(first, shell.get("read_only", {})) is not None:
         an.add("shell-read", seg, f"{base} only reads")
     elif name is not None:
-        if not (spec.get("lexicon") and _verbs(an, base, fields, raws, seg, spec)):
+        lexicon = spec.get("lexicon")     # `lexicon: destructive`: only those verbs count
+        if not (lexicon and _verbs(an, base, fields, raws, seg, spec,
+                                   None if lexicon is True else lexicon)):
             default = spec.get("default") or ("shell-execute", f"{base} runs a program")
             an.add(default[0], seg, default[1])   # aws lambda invoke: aws calls a cloud API
     elif "/" in first and an.file_text(first) is not None:
@@ -340,11 +346,12 @@ def _remote_args(fields: list[str | None]) -> bool:
 
 
 def _verbs(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-           listed: dict[str, Any] | None) -> bool:
-    """What the subcommand words say the program does (``shell.lexicon``)."""
+           listed: dict[str, Any] | None, only: str | None = None) -> bool:
+    """What the subcommand words say the program does (``shell.lexicon``); ``only``: the one
+    primitive that counts."""
     from governance.shell import lexicon
 
-    return lexicon.apply(an, base, fields, raws, seg, listed)
+    return lexicon.apply(an, base, fields, raws, seg, listed, only)
 
 
 def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | None) -> str | None:

@@ -71,6 +71,10 @@ class RequestsModel(_Strict):
     url_options: list[str] = []
     via: list[str] = []
     sockets: list[str] = []
+    # options that name the HTTP method, and options whose value is a body (an implied POST):
+    # governance.shell.methods
+    methods: list[str] = []
+    body_options: list[str] = []
 
 
 class QueriesModel(_Strict):
@@ -100,8 +104,10 @@ class DefaultModel(_Strict):
 
 class CommandModel(_Strict):
     with_value: list[str] = []
-    # no pattern matched: the subcommand words are read by shell.lexicon (governance.shell.lexicon)
-    lexicon: bool = False
+    # no pattern matched: the subcommand words are read by shell.lexicon (governance.shell.lexicon);
+    # `destructive`: only its destructive verbs count (vault policy delete), any other keeps the
+    # default
+    lexicon: bool | Literal["destructive"] = False
     # no pattern matched and the lexicon found nothing: this act (aws: web-fetch), not
     # shell-execute
     default: DefaultModel | None = None
@@ -128,6 +134,8 @@ class WrapperModel(_Strict):
     reason: str = ""
     with_value: list[str] = []
     string_options: list[str] = []
+    # the words split from a string option come before the remaining arguments (env -S 'A=1' CMD)
+    string_argv: bool = False
     fetches: list[str] = []    # options whose value is a package fetched first (nix-shell -p)
     query_flags: list[str] = []
     alone_flags: list[str] = []   # only query when no command follows (sudo -k), else run it
@@ -396,7 +404,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         requests = command.requests.model_dump() if command.requests else None
         if requests:
             with_value.update((o, 1) for o in [*requests["url_options"], *requests["sockets"],
-                                               *requests["via"]] if o not in with_value)
+                                               *requests["via"], *requests["methods"],
+                                               *requests["body_options"]]
+                              if o not in with_value)
         commands[name] = {"with_value": with_value, "patterns": patterns, "runs": list(command.runs),
                           "program": command.program, "harmless": list(command.harmless),
                           "recipes": list(command.recipes),
@@ -408,7 +418,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         if command.messages:
             commands[name]["messages"] = list(command.messages)
         if command.lexicon:
-            commands[name]["lexicon"] = True
+            commands[name]["lexicon"] = command.lexicon
         if command.default is not None:
             commands[name]["default"] = (command.default.primitive, command.default.reason or
                                          f"{name} matches its default {command.default.primitive}")
@@ -433,6 +443,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "after": wrapper.after, "skip": wrapper.skip, "no_options": wrapper.no_options,
             "no_argv": wrapper.no_argv, "assignments": wrapper.assignments,
             "string": wrapper.string, "appends": wrapper.appends, "default": wrapper.default,
+            "string_argv": wrapper.string_argv,
             "chdir": _flags(wrapper.chdir),
         }
         if wrapper.fanout:

@@ -100,12 +100,15 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                                   "-" + arg[-1] in string_opts):   # bundled: script -qc CMD
             text = fields[i + 1] if i + 1 < n else ""
             _act(an, spec, seg, pending)
-            string(an, text, raws[i + 1] if i + 1 < n else "", base, seg, depth)
+            raw = raws[i + 1] if i + 1 < n else ""
+            text, raw = _with_rest(spec, text, raw, fields, raws, i + 2)
+            string(an, text, raw, base, seg, depth)
             return None
         attached = _attached(arg, string_opts)    # env --split-string=CMD, env -SCMD
         if attached is not None:
             _act(an, spec, seg, pending)
-            string(an, attached, raws[i], base, seg, depth)
+            text, raw = _with_rest(spec, attached, raws[i], fields, raws, i + 1)
+            string(an, text, raw, base, seg, depth)
             return None
         if arg.startswith("-") and len(arg) > 1 and not spec.get("no_options"):
             if only is not None and not _valid(arg, only):
@@ -235,3 +238,13 @@ def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> 
         an.enter(attached if eq else following)
     elif arg[:2] in chdir and not arg.startswith("--"):
         an.enter(arg[2:])
+
+
+def _with_rest(spec: dict[str, Any], text: str | None, raw: str, fields: list[str | None],
+               raws: list[str], rest: int) -> tuple[str | None, str]:
+    """``env -S 'A=1' git reset --hard``: the string's words, then the remaining arguments."""
+    if not spec.get("string_argv") or rest >= len(fields) or text is None:
+        return text, raw
+    if any(f is None for f in fields[rest:]):
+        return None, raw             # a remaining argument known only at run time
+    return " ".join([text, *raws[rest:]]), " ".join([raw, *raws[rest:]])
