@@ -86,15 +86,17 @@ def _put_package_on_path() -> str:
 # --- the hook image ------------------------------------------------------------------------------
 # A hook process imports some thirty of our modules, and the import system spends about 50 us on
 # each (finding, opening, checking) before its code runs: more than a Bash call's whole analysis.
-# The image holds their compiled code in one file, read at once:
+# The image holds their compiled code in one file:
 # <package>/__pycache__/hook-image.<cache tag>.marshal, written by governance.hook.image after a
-# call that found it missing or out of date. A module is served from it only while its source has
-# the size and modification time it had when compiled (the check a .pyc gets); otherwise it is
-# imported the usual way, and the image is written anew after the call. The image lies inside our
-# installation, which the agent may not write (as it may not write the .pyc files beside it).
-# GOVERNANCE_HOOK_IMAGE=off turns it off.
+# call that found it missing or out of date. It opens with its format and the length of a small
+# table (each module's source, size, modification time, and where its code lies in the file); a
+# call reads the table, and the code of only the modules it imports. A module is served from it
+# only while its source has the size and modification time it had when compiled (the check a .pyc
+# gets); otherwise it is imported the usual way, and the image is written anew after the call.
+# The image lies inside our installation, which the agent may not write (as it may not write the
+# .pyc files beside it). GOVERNANCE_HOOK_IMAGE=off turns it off.
 
-IMAGE_FORMAT = 1
+IMAGE_FORMAT = 2
 
 
 def image_path(root: str) -> str:
@@ -105,9 +107,12 @@ class Image:
     """The modules of the hook image: a finder and loader on ``sys.meta_path``, and the names it
     could not serve (absent, or changed since), which the next image must hold."""
 
-    def __init__(self, root: str, table: "dict[str, tuple[str, bool, int, int, bytes]]") -> None:
+    def __init__(self, root: str, table: "dict[str, tuple[str, bool, int, int, int, int]]",
+                 fd: int = -1, body: int = 0) -> None:
         self.root = root
         self.table = table
+        self.fd = fd               # the image, open: code is read where the table says
+        self.body = body           # where the code begins
         self.missed: set[str] = set()
         self.whole = bool(table)   # False: no image (or a broken one) was found
 
@@ -116,14 +121,29 @@ class Image:
         import marshal
 
         table = {}
+        fd = -1
         try:
-            with open(image_path(root), "rb") as handle:
-                form, magic, table = marshal.loads(handle.read())
-            if (form, magic) != (IMAGE_FORMAT, _MAGIC) or not isinstance(table, dict):
-                table = {}
+            fd = posix.open(image_path(root), posix.O_RDONLY | posix.O_CLOEXEC)
+            head = posix.read(fd, 16)
+            length = int.from_bytes(head[8:16], "little")
+            if len(head) == 16 and int.from_bytes(head[:8], "little") == IMAGE_FORMAT:
+                magic, table = marshal.loads(posix.pread(fd, length, 16))
+                if magic != _MAGIC or not isinstance(table, dict):
+                    table = {}
         except (OSError, ValueError, EOFError, TypeError):
             table = {}   # none yet, or unreadable: imported the usual way and written anew
-        return cls(root, table)
+        if not table and fd >= 0:
+            posix.close(fd)
+            fd = -1
+        return cls(root, table, fd, 16 + length if table else 0)
+
+    def code(self, name: str) -> bytes:
+        """The marshalled code of a module the image holds."""
+        entry = self.table[name]
+        data = posix.pread(self.fd, entry[5], self.body + entry[4])
+        if len(data) != entry[5]:
+            raise ImportError(f"the hook image ends inside {name}", name=name)
+        return data
 
     def find_spec(self, name: str, path: "Sequence[str] | None" = None,
                   target: "ModuleType | None" = None) -> "ModuleSpec | None":
@@ -132,7 +152,7 @@ class Image:
             if name == "governance" or name.startswith("governance."):
                 self.missed.add(name)
             return None
-        origin, package, mtime, size, _ = entry
+        origin, package, mtime, size = entry[:4]
         try:
             info = posix.stat(origin)
         except OSError:
@@ -152,7 +172,7 @@ class Image:
     def exec_module(self, module: "ModuleType") -> None:
         import marshal
 
-        exec(marshal.loads(self.table[module.__name__][4]), module.__dict__)
+        exec(marshal.loads(self.code(module.__name__)), module.__dict__)
 
     def refresh(self) -> None:
         """Write the image anew when this call imported one of our modules the usual way, unless
@@ -166,7 +186,7 @@ class Image:
             return
         from governance.hook import image
 
-        image.write(path, IMAGE_FORMAT, self.root, self.table)
+        image.write(path, IMAGE_FORMAT, self.root, self.table, self.code)
 
 
 _MAGIC = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER

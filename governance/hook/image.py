@@ -11,33 +11,50 @@ from __future__ import annotations
 
 import marshal
 import sys
-from typing import TYPE_CHECKING
 
 from governance import system
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
 
-    Entry = tuple[str, bool, int, int, bytes]
+    Entry = tuple[str, bool, int, int, int, int]
 
 
-def write(path: str, form: int, root: str, old: dict[str, Entry]) -> None:
+def write(path: str, form: int, root: str, old: dict[str, Entry],
+          code_of: Callable[[str], bytes]) -> None:
     """Write the image of format ``form`` at ``path`` for the package in ``root``: the modules of
-    ours now loaded, and those of the ``old`` table that are still current. Replaces the file at
-    once (a temporary file renamed over it): a hook process reads the old image or the new one,
-    never a part."""
+    ours now loaded, and those of the ``old`` table that are still current (``code_of``: their
+    code, from the old image). The file is the format and the table's length (8 bytes each), the
+    table (name -> source, package, modification time, size, offset and length of the code), then
+    the code. Replaces the file at once (a temporary file renamed over it): a hook process reads
+    the old image or the new one, never a part."""
     package = system.join(root, "governance") + "/"
-    table = {name: entry for name, entry in old.items() if _current(entry)}
+    codes: dict[str, tuple[str, bool, int, int, bytes]] = {}
+    for name, entry in old.items():
+        if _current(entry):
+            try:
+                codes[name] = (*entry[:4], code_of(name))
+            except (OSError, ImportError):
+                continue
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
         if (name == "governance" or name.startswith("governance.")) and isinstance(origin, str) \
-                and origin.startswith(package) and origin.endswith(".py") and name not in table \
+                and origin.startswith(package) and origin.endswith(".py") and name not in codes \
                 and name != __name__:   # this module: only loaded to write the image
-            entry = _entry(module, origin)
-            if entry is not None:
-                table[name] = entry
+            found = _entry(module, origin)
+            if found is not None:
+                codes[name] = found
+    table: dict[str, Entry] = {}
+    offset = 0
+    for name, (origin, is_package, mtime, size, code) in codes.items():
+        table[name] = (origin, is_package, mtime, size, offset, len(code))
+        offset += len(code)
+    header = marshal.dumps((_magic(), table))
+    data = b"".join([form.to_bytes(8, "little"), len(header).to_bytes(8, "little"), header,
+                     *(entry[4] for entry in codes.values())])
     temporary = f"{path}.{system.getpid()}.tmp"
-    data = marshal.dumps((form, _magic(), table))
     fd = system.open(temporary, system.O_WRONLY | system.O_CREAT | system.O_TRUNC
                      | system.O_CLOEXEC, 0o644)
     try:
@@ -55,9 +72,9 @@ def _current(entry: Entry) -> bool:
     return (info.st_mtime_ns, info.st_size) == (entry[2], entry[3])
 
 
-def _entry(module: ModuleType, origin: str) -> Entry | None:
-    """The image's entry for ``module``: its source's path, whether it is a package, the source's
-    modification time and size, and its marshalled code."""
+def _entry(module: ModuleType, origin: str) -> tuple[str, bool, int, int, bytes] | None:
+    """What the image holds for ``module``: its source's path, whether it is a package, the
+    source's modification time and size, and its marshalled code."""
     try:
         info = system.stat(origin)
         code = _cached_code(module, info) or _compiled(origin)

@@ -214,6 +214,7 @@ def loaded_modules(command: str, stdin: str) -> set[str]:
     after checking that none is heavy and that the standard library part stays small."""
     argv = shlex.split(command)
     run_command(command, stdin)  # caches are built once, cold
+    run_command(command, stdin)  # and the hook image takes in what this path imports
     done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], input=stdin.encode(),
                           capture_output=True, check=True)
     loaded = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()

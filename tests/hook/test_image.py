@@ -102,9 +102,15 @@ def test_modules_of_other_paths_stay_in_the_image(copy: Path, installed: Path) -
 
     hook(copy, installed)
     hook(copy, installed, "PostToolUse-Read.json")
-    _, _, table = marshal.loads(image_file(copy).read_bytes())
+    data = image_file(copy).read_bytes()
+    length = int.from_bytes(data[8:16], "little")
+    _, table = marshal.loads(data[16:16 + length])
     assert {"governance.shell.analysis", "governance.hook.run", "governance.system"} <= set(table)
     assert not {name for name in table if not name.startswith("governance")}
+    body = data[16 + length:]
+    for _origin, _package, _mtime, _size, offset, size in table.values():
+        marshal.loads(body[offset:offset + size])      # each module's code, where the table says
+    assert len(body) == sum(entry[5] for entry in table.values())
 
 
 def test_the_image_can_be_turned_off(copy: Path, installed: Path) -> None:
