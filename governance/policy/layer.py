@@ -287,7 +287,10 @@ class GovernanceLayer:
             return True
         for pattern in elsewhere:
             place = self._place(pattern) if pattern.startswith(("~/", "$")) else pattern
-            if place is not None and _glob(full, place):
+            if place is None:
+                continue
+            head = place.partition("*")[0].partition("?")[0].partition("[")[0]
+            if full.startswith(head) and (full == place if head == place else _glob(full, place)):
                 return True
         return False
 
