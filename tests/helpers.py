@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +72,22 @@ def accept(project: Path) -> None:
     override = project / ".claude" / "governance" / "activity_matrix.yaml"
     seal.accept_matrix(str(project), override.read_bytes() if override.exists() else None)
     accept_state(str(project))
+
+
+@contextmanager
+def layer_in_do(project: Path, home: Path) -> Iterator[Any]:
+    """A GovernanceLayer for ``project`` in DO, as a hook decides there: a git repository that
+    ignores nothing (a recursive delete of a folder is destructive, not the deletion of generated
+    output), with HOME at ``home`` while it is used (for module-scoped fixtures, which the
+    per-test HOME does not reach)."""
+    from governance.policy.layer import GovernanceLayer
+
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
+    old = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    set_state(project, "implementation-cycle/DO")
+    try:
+        yield GovernanceLayer(str(project))
+    finally:
+        if old is not None:
+            os.environ["HOME"] = old

@@ -8,8 +8,6 @@ command counts as falsely denied when one is."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ import pytest
 import yaml
 
 from governance.policy.layer import GovernanceLayer
-from tests.helpers import set_state
+from tests.helpers import layer_in_do
 
 FRESH = Path(__file__).with_name("fresh_corpus.yaml")
 CASES: list[dict[str, Any]] = yaml.safe_load(FRESH.read_text())["cases"]
@@ -31,17 +29,8 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> GovernanceLayer:
     root = tmp_path_factory.mktemp("fresh")
     project = root / "shop-api"
     (project / ".claude").mkdir(parents=True)
-    # a git repository that ignores nothing: deleting build output the project ignores is a
-    # file-delete (tests/shell/test_generated.py), and the cases here delete folders it does not
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
-    old = os.environ.get("HOME")
-    os.environ["HOME"] = str(root / "home")
-    set_state(project, "implementation-cycle/DO")
-    try:
-        yield GovernanceLayer(str(project))
-    finally:
-        if old is not None:
-            os.environ["HOME"] = old
+    with layer_in_do(project, root / "home") as layer:
+        yield layer
 
 
 def found(layer: GovernanceLayer, command: str) -> set[str]:

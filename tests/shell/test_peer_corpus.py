@@ -9,8 +9,6 @@ attacks caught, at most 4 harmless commands denied in 385, scaled to the corpus.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 import yaml
 
 from governance.policy.layer import GovernanceLayer
-from tests.helpers import set_state
+from tests.helpers import layer_in_do
 from tests.shell.test_fresh_corpus import STOPPED
 
 PEERS = Path(__file__).with_name("peer_corpus.yaml")
@@ -36,17 +34,8 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
     root = tmp_path_factory.mktemp("peers")
     project = root / "shop-api"
     (project / ".claude").mkdir(parents=True)
-    # as in test_fresh_corpus.py: a git repository that ignores nothing, so a recursive delete of
-    # a folder here is destructive, not the deletion of generated output
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
-    old = os.environ.get("HOME")
-    os.environ["HOME"] = str(root / "home")
-    set_state(project, "implementation-cycle/DO")
-    try:
-        yield GovernanceLayer(str(project))
-    finally:
-        if old is not None:
-            os.environ["HOME"] = old
+    with layer_in_do(project, root / "home") as layer:
+        yield layer
 
 
 def found(layer: GovernanceLayer, command: str) -> list[tuple[str, str]]:

@@ -9,8 +9,6 @@ exist on disk (globs are expanded against the tree)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -19,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance.policy.layer import GovernanceLayer
-from tests.helpers import set_state
+from tests.helpers import layer_in_do
 
 PROTECTED = [".claude/settings.json", ".claude/settings.local.json",
              ".claude/governance/state.json", ".claude/governance/activity_matrix.yaml",
@@ -47,15 +45,8 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
     (project / "justfile").write_text(
         "reset:\n    governance state set implementation-cycle/PLAN\n"
         "look:\n    governance status\n")
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
-    old = os.environ.get("HOME")
-    os.environ["HOME"] = str(root / "home")
-    set_state(project, "implementation-cycle/DO")
-    try:
-        yield GovernanceLayer(str(project))
-    finally:
-        if old is not None:
-            os.environ["HOME"] = old
+    with layer_in_do(project, root / "home") as layer:
+        yield layer
 
 
 def primitives(layer: GovernanceLayer, command: str) -> set[str]:
