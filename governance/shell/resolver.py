@@ -288,8 +288,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if "/" in first and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
-    if base in shell.get("outputs", {}) or any((r if f is None else f)[:1] == "-"
-                                                for f, r in zip(fields[1:], raws[1:], strict=False)):
+    if base in shell.get("outputs", {}) or _may_name_output(shell, fields, raws):
         from governance.shell.outputs import outputs  # iconv -o FILE, uniq IN OUT
 
         outputs(an, base, first, fields, raws, seg,
@@ -439,6 +438,19 @@ def _awk(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: st
             an.target(fields[k], raws[k], seg, "file-write", f"{base} -i inplace edits {raws[k]}")
     if not inplace:
         an.add("shell-read", seg, f"{base} reads its input")
+
+
+def _may_name_output(shell: dict[str, Any], fields: list[str | None], raws: list[str]) -> bool:
+    """Whether an option may name an output file (``shell.outputs``): a long option, one of
+    ``output_options``, or ``-o``/``-O`` with a value attached. ``sort -rn``, ``head -20`` and
+    ``grep -v`` cannot, so the module that reads outputs is not loaded for them."""
+    spellings = shell.get("output_options", {})
+    for field, raw in zip(fields[1:], raws[1:], strict=False):
+        text = raw if field is None else field
+        if text[:1] == "-" and (text[:2] == "--" or text[:2] in ("-o", "-O") or
+                                text.partition("=")[0] in spellings):
+            return True
+    return False
 
 
 def _document(shell: dict[str, Any], arg: str) -> bool:
