@@ -184,9 +184,16 @@ class Proxy:
                   file=sys.stderr, flush=True)
 
     async def watch_idle(self) -> None:
+        """Stop when idle for ``idle_exit`` seconds, or once the project's sandbox is no longer
+        part of governance (its manifest gone: ``sandbox off``, uninstall, the project removed)."""
+        from governance.project import sandbox_manifest_path
+
+        manifest = sandbox_manifest_path(self.project)
         while not self.stop.is_set():
             await asyncio.sleep(1.0)
-            if self.idle_exit and not self.open and time.monotonic() - self.last > self.idle_exit:
+            idle = bool(self.idle_exit) and not self.open and \
+                time.monotonic() - self.last > (self.idle_exit or 0)
+            if idle or not os.path.exists(manifest):
                 self.stop.set()
 
 

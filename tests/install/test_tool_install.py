@@ -56,7 +56,8 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
                       ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"),
                       ("XDG_BIN_HOME", ".local/bin")):
         env[name] = str(home / sub) if sub else str(home)
-    env.update(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1", PIPX_DEFAULT_PYTHON=sys.executable)
+    env.update(UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1", PIPX_DEFAULT_PYTHON=sys.executable,
+               GOVERNANCE_SANDBOX_PROXY_IDLE="20")   # a sandbox proxy install starts stops
     env.update(extra)
     return env
 

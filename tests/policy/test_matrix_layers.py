@@ -104,7 +104,7 @@ def gov(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "governance.commands.cli", *args],
                           capture_output=True, text=True, timeout=120, check=False,
                           env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
-                               "PYTHONPATH": str(REPO)})
+                               "PYTHONPATH": str(REPO), "GOVERNANCE_SANDBOX_PROXY_IDLE": "20"})
 
 
 def test_a_small_override_does_not_loosen_the_policy_from_the_cli(project: Path) -> None:

@@ -188,3 +188,18 @@ def test_a_session_start_starts_the_proxy_when_none_answers(project: Path) -> No
     ("anything", [], False)])
 def test_hosts_are_compared_by_name(host: str, patterns: list[str], allowed: bool) -> None:
     assert host_allowed(host, patterns) is allowed
+
+
+def test_the_proxy_stops_once_the_sandbox_is_no_longer_governed(project: Path) -> None:
+    import time
+
+    from governance.project import sandbox_manifest_path
+
+    control.turn_on(str(project), "DO", matrix_module.load(str(project)), checked=CAN)
+    port = int(control.load_manifest(str(project))["proxy"]["port"])
+    assert proxy_process.running(port)
+    Path(sandbox_manifest_path(str(project))).unlink()    # the project's governance removed
+    deadline = time.monotonic() + 10
+    while proxy_process.running(port) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not proxy_process.running(port)
