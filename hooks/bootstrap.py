@@ -1,11 +1,12 @@
 """What every hook entry script does first: find the ``governance`` package and call its entry.
 
-Imports the builtin ``posix`` and ``sys`` only (``json`` when the package cannot be imported): ``os``
-costs a hook process a millisecond, and the package's hot path does without it too. A package that
-cannot be imported is a broken installation: it is said, never swallowed, and a fail-closed
+Imports the builtin ``gc``, ``posix`` and ``sys`` only (``json`` when the package cannot be
+imported): ``os`` costs a hook process a millisecond, and the package's hot path does without it too.
+A package that cannot be imported is a broken installation: it is said, never swallowed, and a fail-closed
 PreToolUse hook (``--on-error block``, ``GOVERNANCE_ON_ERROR=block``) denies the call.
 """
 
+import gc
 import posix
 import sys
 
@@ -236,6 +237,8 @@ def run(module: str, function: str, argv: "list[str] | None" = None, *,
     The entry answers its own errors; anything that still escapes it (a module it imports late
     is missing, say) is answered here like a broken installation.
     """
+    gc.disable()   # a hook process lives for milliseconds: the cyclic collector's passes over the
+    # objects of every module it unmarshals cost more than the little cyclic garbage it leaves
     words = list(sys.argv[1:] if argv is None else argv)
     try:
         image = _image(_put_package_on_path())

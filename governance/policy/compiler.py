@@ -296,6 +296,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "tools_glob": tools_glob,
         "protected": protected,
         "exec_config": exec_config,
+        "exec_config_kinds": exec_kinds(exec_config),
         "sandbox_network": network,
         "mcp_paths": mcp_paths,
         "skills": skills,
@@ -406,3 +407,27 @@ def _shell_problem(path: str, exc: Exception) -> Problem:
     key = getattr(exc, "key", None) or "shell"
     return Problem("error", path, str(key), getattr(exc, "message", str(exc)),
                    getattr(exc, "fix", "") or "")
+
+
+def exec_kinds(patterns: list[str]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...],
+                                             tuple[str, ...], tuple[str, ...]]:
+    """``exec_config_paths`` sorted by how a target is compared with them: file names and paths
+    in the project without glob characters (looked up), the same with them (matched), and the
+    patterns under the home, a variable's folder or an absolute path (matched against the whole
+    path, once resolved by the call)."""
+    names: set[str] = set()
+    rels: set[str] = set()
+    name_globs: list[str] = []
+    rel_globs: list[str] = []
+    elsewhere: list[str] = []
+    for pattern in patterns:
+        if pattern.startswith(("~/", "$", "/")):
+            elsewhere.append(pattern)
+            continue
+        glob = any(c in pattern for c in "*?[")
+        if "/" in pattern:
+            (rel_globs.append(pattern) if glob else rels.add(pattern))
+        else:
+            (name_globs.append(pattern) if glob else names.add(pattern))
+    return (frozenset(names), frozenset(rels), tuple(name_globs), tuple(rel_globs),
+            tuple(elsewhere))

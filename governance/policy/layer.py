@@ -56,33 +56,6 @@ def _glob(name: str, pattern: str) -> bool:
     return _match(name, pattern)
 
 
-_ExecKinds = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...],
-                   tuple[str, ...]]
-
-
-def _exec_kinds(patterns: list[str]) -> _ExecKinds:
-    """``exec_config_paths`` sorted by how a target is compared with them: file names and paths
-    in the project without glob characters (looked up), the same with them (matched), and the
-    patterns under the home, a variable's folder or an absolute path (matched against the whole
-    path)."""
-    names: set[str] = set()
-    rels: set[str] = set()
-    name_globs: list[str] = []
-    rel_globs: list[str] = []
-    elsewhere: list[str] = []
-    for pattern in patterns:
-        if pattern.startswith(("~/", "$")) or system.isabs(pattern):
-            elsewhere.append(pattern)
-            continue
-        glob = any(c in pattern for c in "*?[")
-        if "/" in pattern:
-            (rel_globs.append(pattern) if glob else rels.add(pattern))
-        else:
-            (name_globs.append(pattern) if glob else names.add(pattern))
-    return (frozenset(names), frozenset(rels), tuple(name_globs), tuple(rel_globs),
-            tuple(elsewhere))
-
-
 _MAX_PROTECTED_FILES = 2000
 _MAX_DEPTH = 16
 
@@ -152,7 +125,7 @@ class GovernanceLayer:
         self._real_root: str | None = None
         self._inodes: set[tuple[int, int]] | None = None
         self._places: dict[str, str | None] = {}   # exec_config_paths patterns, resolved once
-        self._exec_kinds: _ExecKinds | None = None  # the same patterns, sorted by how they match
+        self._exec_elsewhere: list[tuple[str, str]] | None = None   # (literal head, place)
         self._home_dir: str | None = None
 
     # --- state -------------------------------------------------------------------------------
@@ -277,22 +250,28 @@ class GovernanceLayer:
         root = self._root()
         rel = full[len(root) + 1:] if full.startswith(root + system.sep) else None
         name = full.rsplit(system.sep, 1)[-1]
-        kinds = self._exec_kinds
-        if kinds is None:
-            kinds = self._exec_kinds = _exec_kinds(patterns)
-        names, rels, name_globs, rel_globs, elsewhere = kinds
+        names, rels, name_globs, rel_globs, _elsewhere = self.matrix["exec_config_kinds"]
         if rel is not None and (name in names or rel in rels or
                                 any(_glob(name, p) for p in name_globs) or
                                 any(_glob(rel, p) for p in rel_globs)):
             return True
-        for pattern in elsewhere:
-            place = self._place(pattern) if pattern.startswith(("~/", "$")) else pattern
-            if place is None:
-                continue
-            head = place.partition("*")[0].partition("?")[0].partition("[")[0]
+        for head, place in self._exec_places():
             if full.startswith(head) and (full == place if head == place else _glob(full, place)):
                 return True
         return False
+
+    def _exec_places(self) -> list[tuple[str, str]]:
+        """The ``exec_config_paths`` patterns outside the project as absolute paths, each with its
+        literal head (what comes before a glob character): resolved once per call."""
+        found = self._exec_elsewhere
+        if found is None:
+            found = self._exec_elsewhere = []
+            for pattern in self.matrix["exec_config_kinds"][4]:
+                place = self._place(pattern) if pattern.startswith(("~/", "$")) else pattern
+                if place is not None:
+                    head = place.partition("*")[0].partition("?")[0].partition("[")[0]
+                    found.append((head, place))
+        return found
 
     def _root(self) -> str:
         root = self._real_root

@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 15  # bump when the compiled form (or what the compiler puts in it) changes
+FORMAT = 16  # bump when the compiled form (or what the compiler puts in it) changes
 
 
 def _read(path: str) -> bytes | None:

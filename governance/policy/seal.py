@@ -238,9 +238,13 @@ def recall_derived(project_dir: str, name: str, seen: object,
 
 
 def read_whole(fd: int) -> bytes:
-    """All of an open file's bytes."""
-    chunks = []
-    offset = 0
+    """All of an open file's bytes (one read of the size ``fstat`` gives, when it still holds)."""
+    size = system.fstat(fd).st_size
+    first = system.pread(fd, size + 1, 0)
+    if len(first) <= size:
+        return first
+    chunks = [first]
+    offset = len(first)
     while chunk := system.pread(fd, 1 << 20, offset):
         chunks.append(chunk)
         offset += len(chunk)

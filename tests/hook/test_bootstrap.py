@@ -79,9 +79,9 @@ def test_an_error_escaping_the_entry_is_answered_too(broken: Path) -> None:
     assert "RuntimeError: late import failed" in answer["hookSpecificOutput"]["permissionDecisionReason"]
 
 
-def test_the_bootstrap_imports_only_os_and_sys(tmp_path: Path) -> None:
+def test_the_bootstrap_imports_only_builtin_modules(tmp_path: Path) -> None:
     code = ("import os, sys; before = set(sys.modules); sys.path.insert(0, sys.argv[1]); "
             "import bootstrap; print(sorted(set(sys.modules) - before - {'bootstrap'}))")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO / "hooks")],
                           capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert done.stdout.strip() in ("[]", "['gc']")   # gc: builtin, no file is read

@@ -207,7 +207,7 @@ SHELL_PATH = {"governance.shell.analysis", "governance.shell.words", "governance
 # No os: it costs a hook process a millisecond (governance.system stands in for it).
 STDLIB = {"_io", "marshal", "posix", "_frozen_importlib_external", "time", "zipimport", "_codecs",
           "codecs", "encodings.aliases", "encodings", "encodings.utf_8", "_signal", "_abc", "abc",
-          "io", "_stat", "__future__", "_json", "fcntl", "_sha256"}
+          "io", "_stat", "__future__", "_json", "fcntl", "_sha256", "gc"}
 
 def loaded_modules(command: str, stdin: str) -> set[str]:
     """The modules a hook process loads for ``stdin`` (run once before, so caches are warm),
