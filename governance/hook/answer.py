@@ -27,6 +27,9 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+SECRET_ACTS = ("secret-read", "exfiltration")
+
+
 def state_line(state: str, blocked: list[str], intent: str = "") -> str:
     named = f" [INTENT: {intent}]" if intent else ""
     return f"[STATE: {state}]{named} Blocked: {', '.join(sorted(blocked)) or 'none'}"
@@ -36,10 +39,17 @@ def _subject(decision: Decision) -> str:
     subject = f"{decision.tool} ({decision.primitive})" if decision.tool else decision.primitive
     segment = decision.segment
     if segment and segment != decision.tool:
+        if decision.primitive in SECRET_ACTS:   # a key in the command is not said back
+            from governance.ledger.redaction import redact
+
+            segment = redact(segment)
         shown = segment if len(segment) <= 120 else segment[:117] + "..."
         subject += f" `{shown}`"
     for act in decision.acts:   # an act found in a file the command runs says which file
         reason = str(act.get("reason", ""))
+        if act.get("primitive") == decision.primitive and decision.primitive in SECRET_ACTS \
+                and reason:     # which secret, from where, to which host (never its value)
+            return f"{subject} ({reason})"
         if act.get("primitive") == decision.primitive and reason.endswith(")") and " (in " in \
                 reason:
             return f"{subject} ({reason[reason.rindex(' (in ') + 2:-1]})"

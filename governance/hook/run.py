@@ -133,7 +133,9 @@ def _layer(run: Run, data: dict[str, Any]) -> GovernanceLayer:
         raise PayloadError(f"{exc}.", fix="start Claude Code inside the project folder, or set "
                                           "CLAUDE_PROJECT_DIR to it") from None
     run.matrix = matrix_module.load(run.project)
-    return GovernanceLayer(run.project, run.matrix)
+    layer = GovernanceLayer(run.project, run.matrix)
+    layer.session = payload.session_id(data)
+    return layer
 
 
 def _base_record(data: dict[str, Any], run: Run) -> dict[str, Any]:
@@ -380,6 +382,45 @@ def _apply_knowledge(reply: dict[str, Any], knowledge: Any, decision: Any) -> No
         out["permissionDecisionReason"] = reason
 
 
+def _taint_on_read(layer: GovernanceLayer, decision: Any) -> None:
+    """A call that reads a secret and is let through (or put to the user) taints its session:
+    what the session sends out afterwards is watched (docs/secrets.md)."""
+    sources = [s for act in decision.acts if act["primitive"] == "secret-read"
+               for s in act.get("secrets") or ("a secret",)]
+    if sources and layer.session:
+        from governance.policy import taint
+
+        taint.mark(layer.project_dir, layer.session, sources,
+                   layer.matrix["secrets"]["taint_seconds"])
+
+
+def _taint_on_result(layer: GovernanceLayer, data: dict[str, Any]) -> None:
+    """A tool result that shows a secret-shaped value (a token printed, a key in a file nobody
+    listed) taints the session. Pages fetched from the web do not: their examples are not the
+    user's secrets."""
+    if not layer.matrix.get("secrets") or not layer.session or \
+            data["tool_name"] in ("WebFetch", "WebSearch"):
+        return
+    from governance.ledger.redaction import kinds
+
+    found: list[str] = []
+    stack = [data.get("tool_response")]
+    while stack and len(found) < 5:
+        value = stack.pop()
+        if isinstance(value, str):
+            found += [k for k in kinds(value) if k not in found]
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if found:
+        from governance.policy import taint
+
+        taint.mark(layer.project_dir, layer.session,
+                   [f"a {kind} in a {data['tool_name']} result" for kind in found],
+                   layer.matrix["secrets"]["taint_seconds"])
+
+
 def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: Any = None) -> int:
     """PreToolUse: decide, reply, record."""
     from governance.hook import answer
@@ -420,6 +461,8 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
                 "until the user accepts the change.", answer.CONTEXT_MAX)
         if knowledge is not None:
             _apply_knowledge(reply, knowledge, decision)
+        if not decision.denies:
+            _taint_on_read(layer, decision)
         record = _base_record(data, run)
         record.update(decision.as_record())
         if knowledge is not None:
@@ -488,6 +531,7 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
         else:
             record["outcome"] = "success"
             record["response_sha256"] = chain.digest(data.get("tool_response"))
+            _taint_on_result(layer, data)
             tool = str(data["tool_name"])
             if tool.startswith("mcp__") and tool.endswith("__select_active_intent"):
                 record["intent_selected"] = _bind_intent(run.project or "", data)

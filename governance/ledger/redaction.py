@@ -188,6 +188,23 @@ def redact(text: str) -> str:
     return text
 
 
+def kinds(text: str) -> list[str]:
+    """The kinds of secret-shaped values in ``text`` (``redact``'s screen), none when clean."""
+    redacted = redact(text)
+    if redacted == text:
+        return []
+    found: list[str] = []
+    head = MARK.partition("{")[0]
+    start = redacted.find(head)
+    while start >= 0:
+        end = redacted.find("]", start)
+        kind = redacted[start + len(head):end] if end > 0 else ""
+        if kind and kind not in found:
+            found.append(kind)
+        start = redacted.find(head, start + 1)
+    return found or ["secret"]
+
+
 def redact_value(value: Any) -> Any:
     """A copy of a JSON value with every string redacted (dict keys are kept)."""
     if isinstance(value, str):

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from governance.layering import REPLACE, stack, written
+from governance.layering import APPEND, REPLACE, stack, written
 from governance.policy.schema import (
     ACTIONS,
     ALL_STATES,
@@ -33,7 +33,10 @@ BLOCKING = ("block", "redirect")
 # cycle's phase order are each one unit; everything else merges key by key. Sections with entries
 # of their own origin (rules, tools, protected paths, shell patterns) are also read layer by layer
 # below, so each entry names the file it came from.
-MATRIX_LAYERING = {("rules", "*", "*"): REPLACE, ("cycles", "*"): REPLACE}
+MATRIX_LAYERING = {("rules", "*", "*"): REPLACE, ("cycles", "*"): REPLACE,
+                   ("secrets", "paths"): APPEND, ("secrets", "not_paths"): APPEND,
+                   ("secrets", "variables"): APPEND, ("secrets", "not_variables"): APPEND,
+                   ("secrets", "owners", "*"): REPLACE, ("egress", "allow"): APPEND}
 # The bottom layer: the schema's defaults, under every file.
 _SCHEMA_DEFAULTS = {**MatrixFile().model_dump(exclude={"shell"}), "settings": Settings().model_dump()}
 
@@ -130,6 +133,7 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
                 layers.insert(0, _Layer(default[0], base))
                 layers[0].model = MatrixFile(tools=base.tools, protected_paths=base.protected_paths,
                                              exec_config_paths=base.exec_config_paths,
+                                             secrets=base.secrets, egress=base.egress,
                                              sandbox_network=base.sandbox_network,
                                              mcp_paths=base.mcp_paths, shell=base.shell)
     elif base is not None:
@@ -214,6 +218,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                         "the project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
             elif pattern.lower() not in exec_config:
                 exec_config.append(pattern.lower())
+    secrets = _secrets(merged, main, problems)
     network = _sandbox_network(layers, merged.get("sandbox_network") or {}, decide, states,
                                default_action, problems)
     mcp_paths: dict[str, Any] = {"keys": [], "servers": {}}
@@ -265,7 +270,8 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
     mapped = {entry[0] for entry in tools_exact.values()} | {g[1] for g in tools_glob}
     mapped |= set(shell.get("primitives", ())) if shell else set()
     mapped |= {"shell-execute", "shell-unlisted", "shell-background", "skill-invoke",
-               "governance-admin", "sandbox-escape", "unknown", "exec-config"}
+               "governance-admin", "sandbox-escape", "unknown", "exec-config",
+               "secret-read", "exfiltration"}
     for prim in rules:
         if prim not in mapped:
             origin = next(ly.path for ly in reversed(layers) if prim in ly.model.rules)
@@ -297,6 +303,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "protected": protected,
         "exec_config": exec_config,
         "exec_config_kinds": exec_kinds(exec_config),
+        "secrets": secrets,
         "sandbox_network": network,
         "mcp_paths": mcp_paths,
         "skills": skills,
@@ -431,3 +438,59 @@ def exec_kinds(patterns: list[str]) -> tuple[frozenset[str], frozenset[str], tup
             (name_globs.append(pattern) if glob else names.add(pattern))
     return (frozenset(names), frozenset(rels), tuple(name_globs), tuple(rel_globs),
             tuple(elsewhere))
+
+
+def _secrets(merged: dict[str, Any], main: str, problems: list[Problem]) -> dict[str, Any]:
+    """``secrets`` and ``egress`` as the hook reads them: path patterns sorted as ``exec_kinds``
+    sorts them (lower case), variable patterns (upper case) as names looked up and globs
+    matched, owners as (pattern, hosts) pairs tried in order, the taint's lifetime in seconds."""
+    spec = merged.get("secrets") or {}
+    allow = (merged.get("egress") or {}).get("allow") or []
+
+    def paths(key: str) -> tuple[Any, ...]:
+        found: list[str] = []
+        for i, pattern in enumerate(spec.get(key) or []):
+            if not _glob_ok(pattern) or (pattern.startswith("$") and "/" not in pattern):
+                problems.append(Problem("error", main, f"secrets.{key}[{i}]",
+                                        f"bad path pattern {pattern!r}",
+                                        "use an fnmatch glob: a file name, a path relative to the "
+                                        "project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
+            elif pattern.lower() not in found:
+                found.append(pattern.lower())
+        return exec_kinds(found)
+
+    def names(key: str) -> tuple[frozenset[str], tuple[str, ...]]:
+        exact: set[str] = set()
+        globs: list[str] = []
+        for i, pattern in enumerate(spec.get(key) or []):
+            if not pattern or not _glob_ok(pattern):
+                problems.append(Problem("error", main, f"secrets.{key}[{i}]",
+                                        f"bad variable pattern {pattern!r}",
+                                        "use a name or an fnmatch glob such as *_TOKEN"))
+                continue
+            upper = pattern.upper()
+            if any(c in upper for c in "*?["):
+                if upper not in globs:
+                    globs.append(upper)
+            else:
+                exact.add(upper)
+        return frozenset(exact), tuple(globs)
+
+    owners: list[tuple[str, tuple[str, ...]]] = []
+    for secret, hosts in (spec.get("owners") or {}).items():
+        for i, host in enumerate(hosts):
+            if not host or not _glob_ok(host) or "/" in host:
+                problems.append(Problem("error", main, f"secrets.owners.{secret}[{i}]",
+                                        f"bad host pattern {host!r}",
+                                        "write a host name or a glob such as *.example.com"))
+        owners.append((secret.lower() if secret.startswith(("~", "/", ".", "$", "*."))
+                       or "/" in secret else secret.upper(), tuple(h.lower() for h in hosts)))
+    for i, host in enumerate(allow):
+        if not host or not _glob_ok(host) or "/" in host:
+            problems.append(Problem("error", main, f"egress.allow[{i}]",
+                                    f"bad host pattern {host!r}",
+                                    "write a host name or a glob such as *.example.com"))
+    return {"paths": paths("paths"), "not_paths": paths("not_paths"),
+            "variables": names("variables"), "not_variables": names("not_variables"),
+            "owners": owners, "egress": tuple(h.lower() for h in allow),
+            "taint_seconds": float(spec.get("taint_minutes") or 60) * 60.0}

@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     from typing import Any
 
     from governance.policy.decision import Decision
+    from governance.policy.secrets import Secrets
     from governance.shell import Act
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 SHELL_TOOLS = ("Bash",)
+SECRET_READERS = {"Read": "file_path", "Grep": "path"}   # tools that show a file's content
 READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their paths may be ours
 # The tool Claude Code calls for our ``type: "mcp_tool"`` hooks (``governance install --mcp-hooks``).
 # The agent calling it itself would forge hook calls and ledger records: it is governance-admin,
@@ -56,6 +58,7 @@ def _glob(name: str, pattern: str) -> bool:
     return _match(name, pattern)
 
 
+_PREFERRED = {"governance-admin": 2, "exfiltration": 1}   # whose message shows on a tie
 _MAX_PROTECTED_FILES = 2000
 _MAX_DEPTH = 16
 
@@ -115,6 +118,21 @@ class PathGuard:
     def exec_config(self, path: str) -> bool:
         return self.layer.is_exec_config(path, self.base)
 
+    def secret_path(self, path: str) -> str | None:
+        """The ``secrets.paths`` pattern ``path`` matches (a secret file), else None."""
+        secrets = self.layer.secrets()
+        return None if secrets is None else secrets.path(path, self.base)
+
+    def secret_variable(self, name: str) -> bool:
+        """Whether the environment variable ``name`` holds a secret."""
+        secrets = self.layer.secrets()
+        return secrets is not None and secrets.variable(name)
+
+    def owns(self, secret: str, host: str) -> bool:
+        """Whether ``secret`` (a variable's name, a secret file's pattern) belongs to ``host``."""
+        secrets = self.layer.secrets()
+        return secrets is not None and secrets.owns(secret, host)
+
 
 class GovernanceLayer:
     def __init__(self, project_dir: str, matrix: dict[str, Any] | None = None) -> None:
@@ -127,6 +145,9 @@ class GovernanceLayer:
         self._places: dict[str, str | None] = {}   # exec_config_paths patterns, resolved once
         self._exec_elsewhere: list[tuple[str, str]] | None = None   # (literal head, place)
         self._home_dir: str | None = None
+        self.session: str | None = None   # the call's session: its taint (policy.taint)
+        self._secrets: Secrets | None = None
+        self._taint: list[str] | bool | None = False   # False: not read yet
 
     # --- state -------------------------------------------------------------------------------
     def get_activity_state(self) -> StateView:
@@ -178,13 +199,110 @@ class GovernanceLayer:
             if isinstance(target, str) and self.is_exec_config(target, cwd):
                 return [Act(primitive, target), _exec_act(target, target)], map_key
         if tool_name in SHELL_TOOLS:
-            return self._shell_acts(tool_input, cwd, primitive), map_key
+            return self._with_taint(self._shell_acts(tool_input, cwd, primitive)), map_key
+        if tool_name in SECRET_READERS and self.matrix.get("secrets"):
+            act = self._secret_read(tool_name, tool_input, cwd)
+            if act is not None:
+                return [Act(primitive), act], map_key
+        if tool_name == "WebFetch" and self.matrix.get("secrets"):
+            return self._web_fetch(tool_input, primitive), map_key
         if tool_name.startswith("mcp__") and primitive not in READING:
             target = self._mcp_target(tool_name, tool_input, cwd)
             if target is not None:
                 return [Act("governance-admin", target, f"{tool_name} touches a governance-"
                                                         "protected file")], "protected_paths"
         return [Act(primitive)], map_key
+
+    # --- secrets (docs/secrets.md) -------------------------------------------------------------
+    def secrets(self) -> Secrets | None:
+        """The matrix's ``secrets`` and ``egress`` sections, asked for this call."""
+        found = self._secrets
+        if found is None and self.matrix.get("secrets"):
+            from governance.policy.secrets import Secrets
+
+            found = self._secrets = Secrets(self, self.matrix["secrets"])
+        return found
+
+    def taint(self) -> list[str] | None:
+        """What taints this call's session (the secrets it read), or None."""
+        found = self._taint
+        if found is False:
+            from governance.policy import taint
+
+            found = self._taint = taint.read(self.project_dir, self.session) \
+                if self.session else None
+        return found if isinstance(found, list) else None
+
+    def _secret_read(self, tool_name: str, tool_input: dict[str, Any],
+                     cwd: str | None) -> Act | None:
+        """A ``secret-read`` act when Read reads a secret file, or Grep searches one (its path,
+        a secret folder such as ``~/.ssh``, or a glob naming a secret file)."""
+        from governance.shell import Act
+
+        secrets = self.secrets()
+        if secrets is None:
+            return None
+        key = SECRET_READERS[tool_name]
+        target = tool_input.get(key)
+        found = None
+        if isinstance(target, str) and target:
+            found = secrets.path(target, cwd) or secrets.folder(target, cwd)
+        glob = tool_input.get("glob") if tool_name == "Grep" else None
+        if found is None and isinstance(glob, str) and glob and not any(c in glob for c in "*?["):
+            found = secrets.path(glob.rsplit("/", 1)[-1], cwd)
+            target = glob
+        if found is None:
+            return None
+        act = Act("secret-read", str(target), f"{tool_name} reads {target}, which holds "
+                                              f"credentials (secrets.paths: {found})")
+        act.secrets = [found]
+        return act
+
+    def _web_fetch(self, tool_input: dict[str, Any], primitive: str) -> list[Act]:
+        """WebFetch: exfiltration when its URL holds a secret-shaped value, or when the session
+        read a secret and the host is not on ``egress.allow``."""
+        from governance.ledger.redaction import kinds
+        from governance.shell import Act
+        from governance.shell.endpoint import host_of
+
+        url = tool_input.get("url")
+        acts = [Act(primitive, str(url or ""))]
+        if not isinstance(url, str):
+            return acts
+        host = host_of(url) or "?"
+        acts[0].hosts = [host]
+        shaped = kinds(url)
+        if shaped:
+            act = Act("exfiltration", url, f"the URL carries a value shaped like a secret "
+                                           f"({', '.join(shaped)}) to {host}")
+            act.secrets, act.hosts = [f"a {k} in the URL" for k in shaped], [host]
+            acts.append(act)
+        return self._with_taint(acts)
+
+    def _with_taint(self, acts: list[Act]) -> list[Act]:
+        """``acts`` plus an ``exfiltration`` act for each request to a host outside
+        ``egress.allow`` (or to a host known only at run time) while the session is tainted."""
+        if not any(act.primitive == "web-fetch" and act.hosts is not None for act in acts):
+            return acts
+        secrets = self.secrets()
+        sources = self.taint() if secrets is not None else None
+        if secrets is None or not sources:
+            return acts
+        added: list[Act] = []
+        for act in acts:
+            if act.primitive != "web-fetch" or act.hosts is None:
+                continue
+            outside = [h for h in act.hosts if h == "?" or not secrets.egress(h)]
+            if outside:
+                from governance.shell import Act
+
+                found = Act("exfiltration", act.segment,
+                            f"this session read {', '.join(sources[:3])}"
+                            f"{' and more' if len(sources) > 3 else ''}; a request to "
+                            f"{', '.join(outside)} (not on egress.allow) could carry it out")
+                found.secrets, found.hosts = list(sources), outside
+                added.append(found)
+        return acts + added if added else acts
 
     def _mcp_target(self, tool_name: str, tool_input: dict[str, Any],
                     cwd: str | None) -> str | None:
@@ -460,11 +578,15 @@ class GovernanceLayer:
                                       "reason": act.reason, "action": decision.action}
             if act.targets is not None:
                 record["targets"] = act.targets
+            if act.secrets is not None:
+                record["secrets"] = act.secrets
+            if act.hosts is not None:
+                record["hosts"] = act.hosts
             records.append(record)
             if best is None or SEVERITY[decision.action] > SEVERITY[best.action] or (
                     SEVERITY[decision.action] == SEVERITY[best.action]
-                    and act.primitive == "governance-admin"):
-                best = decision  # on a tie, self-protection's message is the one to show
+                    and _PREFERRED.get(act.primitive, 0) > _PREFERRED.get(best.primitive, 0)):
+                best = decision  # on a tie, self-protection's message, then a secret's, shows
         assert best is not None
         best.acts = records
         best.map_rule = map_key

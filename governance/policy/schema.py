@@ -3,7 +3,8 @@
 Used by the CLI and whenever a matrix changes (never on the hook's hot path). The format is a
 superset of the HAIOS project's matrix: ``version``, ``default_action``, ``rules``, ``phase_to_state``,
 ``skill_restrictions``; plus ``states``, ``settings``, ``tools``, ``protected_paths``,
-``exec_config_paths``, ``sandbox_network``, ``cycles``, ``shell`` and ``extends``.
+``exec_config_paths``, ``secrets``, ``egress``, ``sandbox_network``, ``cycles``, ``shell`` and
+``extends``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,24 @@ class McpPaths(_Strict):
     servers: dict[str, list[str]] = Field(default_factory=dict)
 
 
+class Secrets(_Strict):
+    """What holds credentials (docs/secrets.md): secret files and variables, their exceptions, the
+    hosts each secret belongs to, and how long a session stays tainted after it read one."""
+
+    paths: list[str] | None = None
+    not_paths: list[str] | None = None
+    variables: list[str] | None = None
+    not_variables: list[str] | None = None
+    owners: dict[str, list[str]] | None = None
+    taint_minutes: float | None = Field(default=None, gt=0, le=7 * 24 * 60)
+
+
+class Egress(_Strict):
+    """The hosts a session may still reach after it read a secret."""
+
+    allow: list[str] | None = None
+
+
 class MatrixFile(_Strict):
     version: str | int | float = "1.0"
     extends: Literal["default"] | None = None
@@ -69,6 +88,8 @@ class MatrixFile(_Strict):
     tools: dict[str, str] | None = None
     protected_paths: list[str] | None = None
     exec_config_paths: list[str] | None = None
+    secrets: Secrets | None = None
+    egress: Egress | None = None
     sandbox_network: dict[str, list[str]] | None = None
     mcp_paths: McpPaths | None = None
     skill_restrictions: dict[str, SkillRestriction] | None = None

@@ -1,0 +1,143 @@
+"""What holds credentials, as the matrix's ``secrets`` and ``egress`` sections say (docs/secrets.md).
+
+Asked by the layer (the Read and Grep tools, WebFetch) and by the shell analysis through its path
+guard: whether a path is a secret file (``path``), a variable a secret one (``variable``), whether
+a secret belongs to a host (``owns``: sending it there is its use), and whether a tainted session
+may still reach a host (``egress``). Hot path: the root modules and the layer's own path forms.
+"""
+
+from __future__ import annotations
+
+from governance import system
+from governance.policy.wildcard import match
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.policy.layer import GovernanceLayer
+
+Kinds = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def _glob(name: str, pattern: str) -> bool:
+    if pattern[:1] == "*" and not any(c in pattern[1:] for c in "*?["):
+        return name.endswith(pattern[1:])
+    return match(name, pattern)
+
+
+def host_matches(host: str, patterns: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``host`` (any case, a trailing dot or port dropped) matches one of ``patterns``."""
+    name = host.lower().rstrip(".")
+    if name.startswith("[") and "]" in name:
+        name = name[1:name.index("]")]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    return bool(name) and any(match(name, p) for p in patterns)
+
+
+class Secrets:
+    """The compiled ``secrets`` section, asked with the paths and names of one call."""
+
+    __slots__ = ("layer", "places", "spec")
+
+    def __init__(self, layer: GovernanceLayer, spec: dict[str, Any]) -> None:
+        self.layer = layer
+        self.spec = spec
+        self.places: dict[str, list[tuple[str, str, str]]] = {}   # key -> (head, place, pattern)
+
+    # --- files ---------------------------------------------------------------------------------
+    def path(self, path: str, cwd: str | None = None) -> str | None:
+        """The ``secrets.paths`` pattern that ``path`` (as written, and where it leads when it
+        exists) matches, unless a ``not_paths`` pattern matches it too; None when it is no secret
+        file. Compared without regard to case."""
+        if not path or "\0" in path:
+            return None
+        joined = system.join(cwd or self.layer.project_dir, system.expanduser(path))
+        literal = system.normpath(joined).lower()
+        found = self._kind("paths", literal)
+        if found is not None:
+            return None if self._kind("not_paths", literal) is not None else found
+        try:
+            system.lstat(joined)
+        except (OSError, ValueError):
+            return None
+        real = system.realpath(joined).lower()
+        if real == literal:
+            return None
+        found = self._kind("paths", real)
+        if found is None or self._kind("not_paths", real) is not None:
+            return None
+        return found
+
+    def folder(self, path: str, cwd: str | None = None) -> str | None:
+        """The ``secrets.paths`` pattern of a folder whose every file is a secret (``~/.ssh/*``):
+        what a search of ``path`` reads; else None."""
+        joined = system.join(cwd or self.layer.project_dir, system.expanduser(path))
+        for full in dict.fromkeys((system.normpath(joined).lower(),
+                                   system.realpath(joined).lower())):
+            for _head, place, pattern in self._places("paths"):
+                if place == full.rstrip("/") + "/*":
+                    return pattern
+        return None
+
+    def _kind(self, key: str, full: str) -> str | None:
+        names: frozenset[str]
+        rels: frozenset[str]
+        name_globs: tuple[str, ...]
+        rel_globs: tuple[str, ...]
+        names, rels, name_globs, rel_globs, _elsewhere = self.spec[key]
+        root = self.layer._root()
+        name = full.rsplit("/", 1)[-1]
+        if name in names:
+            return name
+        for pattern in name_globs:
+            if _glob(name, pattern):
+                return pattern
+        rel = full[len(root) + 1:] if full.startswith(root + "/") else None
+        if rel is not None:
+            if rel in rels:
+                return rel
+            for pattern in rel_globs:
+                if _glob(rel, pattern):
+                    return pattern
+        for head, place, pattern in self._places(key):
+            if full.startswith(head) and (full == place if head == place else
+                                          _glob(full, place)):
+                return pattern
+        return None
+
+    def _places(self, key: str) -> list[tuple[str, str, str]]:
+        found = self.places.get(key)
+        if found is None:
+            found = self.places[key] = []
+            for pattern in self.spec[key][4]:
+                place = self.layer._place(pattern) if pattern.startswith(("~/", "$")) else pattern
+                if place is not None:
+                    head = place.partition("*")[0].partition("?")[0].partition("[")[0]
+                    found.append((head, place, pattern))
+        return found
+
+    # --- variables -----------------------------------------------------------------------------
+    def variable(self, name: str) -> bool:
+        """Whether an environment variable of this name holds a secret (``secrets.variables``,
+        less ``not_variables``)."""
+        upper = name.upper()
+        exact, globs = self.spec["variables"]
+        if upper not in exact and not any(_glob(upper, p) for p in globs):
+            return False
+        exact, globs = self.spec["not_variables"]
+        return upper not in exact and not any(_glob(upper, p) for p in globs)
+
+    # --- hosts ---------------------------------------------------------------------------------
+    def owns(self, secret: str, host: str) -> bool:
+        """Whether ``secret`` (a variable's name, or the ``secrets.paths`` pattern of a file)
+        belongs to ``host``: sending it there is its use (``secrets.owners``, first match)."""
+        for pattern, hosts in self.spec["owners"]:
+            if pattern == secret.lower() or match(secret.upper(), pattern):
+                return host_matches(host, hosts)
+        return False
+
+    def egress(self, host: str) -> bool:
+        """Whether a session that read a secret may still reach ``host`` (``egress.allow``)."""
+        return host_matches(host, self.spec["egress"])
