@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "intent": ("governance.commands.intent", "list, show, select, clear or declare intents"),
     "trace": ("governance.commands.trace", "verify the trace of changes, show who wrote lines"),
     "serve": ("governance.commands.serve", "the resident server: CSTP for agents, hooks over HTTP"),
+    "secrets": ("governance.commands.secrets", "the secrets and egress hosts in force, tainted "
+                                               "sessions; end a taint"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
     "reference": ("governance.commands.reference", "write the reference pages (matrix format, CLI) "
@@ -58,6 +60,7 @@ WRITES: dict[str, set[str] | None] = {
     "state": None, "accept": None, "validate": None, "bypass": None, "pre-action": None,
     "intent": {"select", "clear", "new"}, "memory": {"add", "rm", "import"},
     "decisions": {"record", "review"}, "sandbox": {"on", "off"}, "knowledge": {"reindex"},
+    "secrets": {"clear"},
 }
 
 

@@ -17,7 +17,7 @@ KEYS: dict[str, str] = {
     "extends": "`default`: lay this file over the packaged matrix, key by key (a key this file "
                "does not set keeps the packaged value). Unset: this file replaces the packaged "
                "matrix as a whole, except `tools`, `protected_paths`, `exec_config_paths`, "
-               "`sandbox_network`, `mcp_paths` and `shell`, "
+               "`secrets`, `egress`, `sandbox_network`, `mcp_paths` and `shell`, "
                "which are inherited when this file has none.",
     "default_action": "The action for a primitive that has no rule in a state (an unknown tool "
                       "is the primitive `unknown`).",
@@ -36,6 +36,27 @@ KEYS: dict[str, str] = {
                          "with `/` is relative to the project; also `~/...`, "
                          "`$XDG_CONFIG_HOME/...` and absolute paths. Every layer's entries are "
                          "joined.",
+    "secrets": "What holds credentials (docs/secrets.md): reading one is `secret-read`; a "
+               "secret reaching a network request is `exfiltration`, unless the host is one it "
+               "belongs to (below).",
+    "egress": "Where a session may still send requests after it read a secret (below).",
+    "secrets.paths": "Globs of secret files, read as `exec_config_paths` are (a file name in any "
+                     "folder, a path relative to the project, `~/...`, `$XDG_CONFIG_HOME/...`, "
+                     "absolute; without regard to case). Every layer's entries are joined.",
+    "secrets.not_paths": "Exceptions to `secrets.paths` (`.env.example`, `*.pub`): also how a "
+                         "project allows one file. Joined across layers.",
+    "secrets.variables": "Globs of environment variable names that hold secrets (`*_TOKEN`, "
+                         "`*PASSWORD*`), compared in upper case. Joined across layers.",
+    "secrets.not_variables": "Exceptions to `secrets.variables` (`*_PUBLIC_KEY`, `*_KEY_PATH`). "
+                             "Joined across layers.",
+    "secrets.owners": "A variable (glob) or a secret file's pattern -> the hosts it belongs to "
+                      "(globs): sending it there is its use, not exfiltration (`GH_TOKEN: "
+                      "[github.com, \"*.github.com\"]`). A layer's entry replaces the lower one.",
+    "secrets.taint_minutes": "How long a session stays tainted after it read a secret (default "
+                             "60): meanwhile a request to a host outside `egress.allow` is "
+                             "`exfiltration`.",
+    "egress.allow": "Host globs a tainted session may still reach: package registries, code "
+                    "hosts, documentation. Joined across layers.",
     "sandbox_network": "`PRIMITIVE: [hosts]`: the acts that reach the network from a Bash "
                        "command, each with the hosts it needs. Where the sandbox is part of "
                        "governance, a state that blocks, asks or redirects any of them closes "
@@ -151,6 +172,12 @@ PRIMITIVES: dict[str, str] = {
     "exec-config": "Writing a file that changes what a later command does (`exec_config_paths`: "
                    "`.git/config`, `.git/hooks/*`, `~/.bashrc`, `package.json`, a Makefile ...) "
                    "or setting a key with `git config`.",
+    "secret-read": "Reading what holds credentials (`secrets.paths`: `.env`, `~/.ssh/id_*`, "
+                   "`~/.aws/credentials` ...) with a file tool or a shell reader, or dumping the "
+                   "environment.",
+    "exfiltration": "A request that carries a secret (a secret variable, a secret file's "
+                    "content, a secret-shaped value) to a host it does not belong to, or that "
+                    "leaves a session that read a secret for a host outside `egress.allow`.",
     "governance-admin": "Changing governance itself: the state, the matrix, the hook settings, "
                         "the SOPs, the intents, our installation.",
     "sandbox-escape": "A Bash call with `dangerouslyDisableSandbox: true` while the sandbox is "

@@ -218,7 +218,7 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
                                         "the project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
             elif pattern.lower() not in exec_config:
                 exec_config.append(pattern.lower())
-    secrets = _secrets(merged, main, problems)
+    secrets = _secrets(merged, layers, problems)
     network = _sandbox_network(layers, merged.get("sandbox_network") or {}, decide, states,
                                default_action, problems)
     mcp_paths: dict[str, Any] = {"keys": [], "servers": {}}
@@ -440,56 +440,52 @@ def exec_kinds(patterns: list[str]) -> tuple[frozenset[str], frozenset[str], tup
             tuple(elsewhere))
 
 
-def _secrets(merged: dict[str, Any], main: str, problems: list[Problem]) -> dict[str, Any]:
+def _secrets(merged: dict[str, Any], layers: list[_Layer], problems: list[Problem]
+             ) -> dict[str, Any]:
     """``secrets`` and ``egress`` as the hook reads them: path patterns sorted as ``exec_kinds``
     sorts them (lower case), variable patterns (upper case) as names looked up and globs
-    matched, owners as (pattern, hosts) pairs tried in order, the taint's lifetime in seconds."""
-    spec = merged.get("secrets") or {}
-    allow = (merged.get("egress") or {}).get("allow") or []
+    matched, owners as (pattern, hosts) pairs tried in order, the taint's lifetime in seconds.
+    Each layer's entries are checked where they are written."""
+    for ly in layers:
+        written_secrets = ly.model.secrets
+        for key in ("paths", "not_paths"):
+            for i, pattern in enumerate(getattr(written_secrets, key, None) or []):
+                if not pattern or not _glob_ok(pattern) or (pattern.startswith("$")
+                                                            and "/" not in pattern):
+                    problems.append(Problem(
+                        "error", ly.path, f"secrets.{key}[{i}]", f"bad path pattern {pattern!r}",
+                        "use an fnmatch glob: a file name, a path relative to the project, "
+                        "~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
+        for key in ("variables", "not_variables"):
+            for i, pattern in enumerate(getattr(written_secrets, key, None) or []):
+                if not pattern.strip() or not _glob_ok(pattern) or " " in pattern:
+                    problems.append(Problem("error", ly.path, f"secrets.{key}[{i}]",
+                                            f"bad variable pattern {pattern!r}",
+                                            "use a name or an fnmatch glob such as *_TOKEN"))
+        hosts = [(f"secrets.owners.{name}[{i}]", host)
+                 for name, listed in ((written_secrets.owners if written_secrets else None)
+                                      or {}).items()
+                 for i, host in enumerate(listed)]
+        hosts += [(f"egress.allow[{i}]", host) for i, host in
+                  enumerate((ly.model.egress.allow if ly.model.egress else None) or [])]
+        for key, host in hosts:
+            if not host or not _glob_ok(host) or "/" in host or " " in host:
+                problems.append(Problem("error", ly.path, key, f"bad host pattern {host!r}",
+                                        "write a host name or a glob such as *.example.com"))
+    spec: dict[str, Any] = merged.get("secrets") or {}
 
     def paths(key: str) -> tuple[Any, ...]:
-        found: list[str] = []
-        for i, pattern in enumerate(spec.get(key) or []):
-            if not _glob_ok(pattern) or (pattern.startswith("$") and "/" not in pattern):
-                problems.append(Problem("error", main, f"secrets.{key}[{i}]",
-                                        f"bad path pattern {pattern!r}",
-                                        "use an fnmatch glob: a file name, a path relative to the "
-                                        "project, ~/PATH, /PATH or $XDG_CONFIG_HOME/PATH"))
-            elif pattern.lower() not in found:
-                found.append(pattern.lower())
-        return exec_kinds(found)
+        return exec_kinds(list(dict.fromkeys(p.lower() for p in spec.get(key) or [] if p)))
 
     def names(key: str) -> tuple[frozenset[str], tuple[str, ...]]:
-        exact: set[str] = set()
-        globs: list[str] = []
-        for i, pattern in enumerate(spec.get(key) or []):
-            if not pattern or not _glob_ok(pattern):
-                problems.append(Problem("error", main, f"secrets.{key}[{i}]",
-                                        f"bad variable pattern {pattern!r}",
-                                        "use a name or an fnmatch glob such as *_TOKEN"))
-                continue
-            upper = pattern.upper()
-            if any(c in upper for c in "*?["):
-                if upper not in globs:
-                    globs.append(upper)
-            else:
-                exact.add(upper)
-        return frozenset(exact), tuple(globs)
+        upper = [p.upper() for p in spec.get(key) or [] if p.strip()]
+        return (frozenset(p for p in upper if not any(c in p for c in "*?[")),
+                tuple(dict.fromkeys(p for p in upper if any(c in p for c in "*?["))))
 
-    owners: list[tuple[str, tuple[str, ...]]] = []
-    for secret, hosts in (spec.get("owners") or {}).items():
-        for i, host in enumerate(hosts):
-            if not host or not _glob_ok(host) or "/" in host:
-                problems.append(Problem("error", main, f"secrets.owners.{secret}[{i}]",
-                                        f"bad host pattern {host!r}",
-                                        "write a host name or a glob such as *.example.com"))
-        owners.append((secret.lower() if secret.startswith(("~", "/", ".", "$", "*."))
-                       or "/" in secret else secret.upper(), tuple(h.lower() for h in hosts)))
-    for i, host in enumerate(allow):
-        if not host or not _glob_ok(host) or "/" in host:
-            problems.append(Problem("error", main, f"egress.allow[{i}]",
-                                    f"bad host pattern {host!r}",
-                                    "write a host name or a glob such as *.example.com"))
+    owners = [(secret.lower() if secret.startswith(("~", "/", ".", "$", "*.")) or "/" in secret
+               else secret.upper(), tuple(h.lower() for h in hosts))
+              for secret, hosts in (spec.get("owners") or {}).items()]
+    allow = (merged.get("egress") or {}).get("allow") or []
     return {"paths": paths("paths"), "not_paths": paths("not_paths"),
             "variables": names("variables"), "not_variables": names("not_variables"),
             "owners": owners, "egress": tuple(h.lower() for h in allow),

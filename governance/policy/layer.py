@@ -261,19 +261,19 @@ class GovernanceLayer:
     def _web_fetch(self, tool_input: dict[str, Any], primitive: str) -> list[Act]:
         """WebFetch: exfiltration when its URL holds a secret-shaped value, or when the session
         read a secret and the host is not on ``egress.allow``."""
-        from governance.ledger.redaction import kinds
+        from governance.ledger.redaction import kinds, redact
         from governance.shell import Act
         from governance.shell.endpoint import host_of
 
         url = tool_input.get("url")
-        acts = [Act(primitive, str(url or ""))]
+        acts = [Act(primitive)]
         if not isinstance(url, str):
             return acts
         host = host_of(url) or "?"
         acts[0].hosts = [host]
         shaped = kinds(url)
         if shaped:
-            act = Act("exfiltration", url, f"the URL carries a value shaped like a secret "
+            act = Act("exfiltration", redact(url), f"the URL carries a value shaped like a secret "
                                            f"({', '.join(shaped)}) to {host}")
             act.secrets, act.hosts = [f"a {k} in the URL" for k in shaped], [host]
             acts.append(act)

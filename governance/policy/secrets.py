@@ -9,7 +9,6 @@ may still reach a host (``egress``). Hot path: the root modules and the layer's 
 from __future__ import annotations
 
 from governance import system
-from governance.policy.wildcard import match
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,8 +20,20 @@ Kinds = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...], 
 
 
 def _glob(name: str, pattern: str) -> bool:
+    """fnmatch (``*`` crosses folders), with ``*SUFFIX`` and a pattern's literal head compared
+    directly: the general matcher is loaded only for a name that could match."""
     if pattern[:1] == "*" and not any(c in pattern[1:] for c in "*?["):
         return name.endswith(pattern[1:])
+    cut = min((k for k in (pattern.find("*"), pattern.find("?"), pattern.find("[")) if k >= 0),
+              default=-1)
+    if cut < 0:
+        return name == pattern
+    if not name.startswith(pattern[:cut]):
+        return False
+    if cut == len(pattern) - 1 and pattern[cut] == "*":
+        return True                       # HEAD*: every name that starts so
+    from governance.policy.wildcard import match
+
     return match(name, pattern)
 
 
@@ -33,7 +44,7 @@ def host_matches(host: str, patterns: tuple[str, ...] | list[str]) -> bool:
         name = name[1:name.index("]")]
     elif name.count(":") == 1:
         name = name.partition(":")[0]
-    return bool(name) and any(match(name, p) for p in patterns)
+    return bool(name) and any(_glob(name, p) for p in patterns)
 
 
 class Secrets:
@@ -124,17 +135,18 @@ class Secrets:
         less ``not_variables``)."""
         upper = name.upper()
         exact, globs = self.spec["variables"]
-        if upper not in exact and not any(_glob(upper, p) for p in globs):
+        named = upper in exact
+        if not named and not any(_glob(upper, p) for p in globs):
             return False
-        exact, globs = self.spec["not_variables"]
-        return upper not in exact and not any(_glob(upper, p) for p in globs)
+        exact, globs = self.spec["not_variables"]   # a name listed itself beats an exception's glob
+        return upper not in exact and (named or not any(_glob(upper, p) for p in globs))
 
     # --- hosts ---------------------------------------------------------------------------------
     def owns(self, secret: str, host: str) -> bool:
         """Whether ``secret`` (a variable's name, or the ``secrets.paths`` pattern of a file)
         belongs to ``host``: sending it there is its use (``secrets.owners``, first match)."""
         for pattern, hosts in self.spec["owners"]:
-            if pattern == secret.lower() or match(secret.upper(), pattern):
+            if pattern == secret.lower() or _glob(secret.upper(), pattern):
                 return host_matches(host, hosts)
         return False
 

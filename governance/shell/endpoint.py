@@ -13,8 +13,6 @@ set in the same command keep it ``web-fetch``. Loopback (127.0.0.0/8, ``::1``, `
 
 from __future__ import annotations
 
-from governance.shell.rules import glob_match, has_flag
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -93,6 +91,8 @@ def is_local(host: str, local_hosts: Iterable[str] = ()) -> bool:
     parts = host.split(".")
     if len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts):
         return True
+    from governance.shell.rules import glob_match  # loaded with every Bash call anyway
+
     return any(glob_match(h.lower(), host) for h in local_hosts)
 
 
@@ -122,6 +122,8 @@ def request(spec: dict[str, Any], argv: Argv, local_hosts: Iterable[str],
     if proxied:
         return None
     via = spec.get("via") or ()
+    from governance.shell.rules import has_flag
+
     if any(has_flag(argv.flags, option) for option in via):
         return None
     for option in spec.get("sockets") or ():

@@ -56,7 +56,7 @@ def test_state_show_table(project: Path) -> None:
     gov("state", "set", "implementation-cycle/DO", "--project", str(project))
     out = gov("state", "show", "--project", str(project)).stdout
     assert "State: DO" in out and "web-fetch" in out and "block" in out
-    assert "Blocked: deploy-production, governance-admin, memory-search" in out
+    assert "Blocked: deploy-production, exfiltration, governance-admin, memory-search" in out
 
 
 def test_state_errors_are_actionable(project: Path) -> None:

@@ -92,7 +92,7 @@ WRITING_CALLS = [
     ["intent", "new", "W-1", "--title", "t", "--scope", "src/"],
     ["memory", "add", "a note", "--category", "process"], ["memory", "rm", "mem-1"],
     ["decisions", "review", "dec-1", "--outcome", "success"],
-    ["sandbox", "off"], ["knowledge", "reindex"],
+    ["sandbox", "off"], ["knowledge", "reindex"], ["secrets", "clear"],
 ]
 
 

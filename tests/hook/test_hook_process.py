@@ -198,6 +198,10 @@ GUARDRAILS = {"governance.decisions", "governance.decisions.guardrails",
               "governance.decisions.condition"}
 # Only for a deny: the commands its reason names, as the project has them (policy.remedy).
 REMEDY = {"governance.policy.remedy"}
+# The Read and Grep tools ask whether the file holds credentials (docs/secrets.md); WebFetch also
+# parses its URL's host and reads the session's taint.
+SECRETS = {"governance.policy.secrets"}
+FETCH = SECRETS | {"governance.policy.taint", "governance.shell.endpoint"}
 # A Write of an ordinary file shares no literal prefix with any protected glob (.claude/...): the
 # glob matcher (governance.policy.wildcard) is not loaded for it.
 # A PostToolUse call maps the tool and reads the state: no decision, no acts, no answer to give.
@@ -226,12 +230,12 @@ def loaded_modules(command: str, stdin: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("name", "ours", "guarded"), [
-    ("PreToolUse-Read.json", HOT_PATH, False),
+    ("PreToolUse-Read.json", HOT_PATH | SECRETS, False),
     ("PostToolUse-Read.json", POST_PATH, False),
     ("PostToolUse-Bash.json", POST_PATH, True),
     ("PostToolUseFailure-Bash.json", POST_PATH | {"governance.hook.answer"}, False),  # clips the error
-    ("PreToolUse-Read.json", HOT_PATH | GUARDRAILS, True),
-    ("PreToolUse-WebFetch.json", HOT_PATH | REMEDY, True),  # denied: no guardrail to ask
+    ("PreToolUse-Read.json", HOT_PATH | SECRETS | GUARDRAILS, True),
+    ("PreToolUse-WebFetch.json", HOT_PATH | FETCH | REMEDY, True),  # denied: no guardrail to ask
     ("PreToolUse-Write.json", HOT_PATH, False),
     ("PreToolUse-Bash.json", HOT_PATH | SHELL_PATH, False)])
 def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, ours: set[str],
@@ -334,7 +338,7 @@ def test_knowledge_loads_only_its_reader(project: Path, pre: str) -> None:
     first = run_command(pre, json.dumps(recorded("PreToolUse-Read.json", project)))  # builds it
     assert "Run just test." in json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
     assert loaded_modules(pre, json.dumps(recorded("PreToolUse-Read.json", project))) == \
-        HOT_PATH | KNOWLEDGE
+        HOT_PATH | SECRETS | KNOWLEDGE
 
 
 INTENT = {"governance.intent", "governance.intent.scope", "governance.intent.selection",

@@ -12,8 +12,8 @@ import pytest
 from governance.hook import run as hook
 from tests.helpers import PAYLOAD_DIR, accept, recorded, set_state
 
-DO_LINE = ("[STATE: DO] Blocked: deploy-production, governance-admin, memory-search, memory-store, "
-           "plan-enter, sandbox-escape, user-query, vcs-push, web-fetch, web-search")
+DO_LINE = ("[STATE: DO] Blocked: deploy-production, exfiltration, governance-admin, memory-search, "
+           "memory-store, plan-enter, sandbox-escape, user-query, vcs-push, web-fetch, web-search")
 HOW = ("It is allowed in EXPLORE, DESIGN, PLAN, CHECK, DONE: continue the DO work without it, or "
        "ask the user to change the cycle state: `governance state set CYCLE PHASE WORK-ID` or "
        "`governance state next` from a terminal.")
@@ -76,7 +76,7 @@ def test_write_warns_in_explore_and_the_model_sees_it(project: Path) -> None:
     code, stdout = run_pre(recorded("PreToolUse-Write.json", project))
     answer = json.loads(stdout)
     message = "EXPLORE is for investigation: prefer notes over new artifacts."
-    line = ("[STATE: EXPLORE] Blocked: deploy-production, destructive, governance-admin, "
+    line = ("[STATE: EXPLORE] Blocked: deploy-production, destructive, exfiltration, governance-admin, "
             "sandbox-escape, vcs-push")
     assert code == 0
     assert answer == {
