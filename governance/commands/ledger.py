@@ -18,6 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "intact")
     check.add_argument("--project", help="the project folder (default: the current project)")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument("--full", action="store_true", help="hash every record again, also in the "
+                                                           "sealed segments checked before")
     rebase = sub.add_parser("anchor", help="anchor the ledger as it is now, after a change you "
                                            "have looked at (refuses a broken chain)")
     rebase.add_argument("--project", help="the project folder (default: the current project)")
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     gov_dir = governance_dir(project_from_cli(args.project))
     if getattr(args, "action", "verify") == "anchor":
         return _anchor(gov_dir)
-    report = verify(gov_dir)
+    report = verify(gov_dir, full=args.full)
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
         return 0 if report.ok else 1

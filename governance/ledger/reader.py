@@ -37,6 +37,51 @@ def lines(gov_dir: str) -> Iterator[tuple[str, int, bytes]]:
                 yield name, number, raw
 
 
+_BLOCK = 1 << 16
+_SETTLED = 1000   # records older than --since in a row after which no newer one is expected
+
+
+def _backward(path: str) -> Iterator[bytes]:
+    """The lines of one file, newest first, each with its newline, reading blocks from the end:
+    the memory held is a block and the line being read, whatever the file's size."""
+    with open(path, "rb") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        tail = b""
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            fh.seek(start)
+            block = fh.read(end - start) + tail
+            end = start
+            stop = len(block)
+            cut = block.rfind(b"\n", 0, stop - 1)
+            while cut >= 0:
+                yield block[cut + 1:stop]
+                stop = cut + 1
+                cut = block.rfind(b"\n", 0, stop - 1)
+            tail = block[:stop]
+        if tail:
+            yield tail
+
+
+def newest(gov_dir: str, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+    """Every parseable record, newest first, across the live ledger and its sealed segments;
+    with ``needle``, only records whose line holds those bytes (found before any is parsed).
+    Raises LedgerError at a record in a later ledger format than this code reads."""
+    for path in reversed(ledger_files(gov_dir)):
+        for raw in _backward(path):
+            if needle is not None and needle not in raw:
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                newer = unknown_format(rec)
+                if newer is not None:
+                    raise LedgerError(newer, file=path, fix=UPGRADE)
+                yield rec
+
+
 def records(gov_dir: str) -> Iterator[dict[str, Any]]:
     """Every parseable record, oldest first (``governance ledger verify`` judges the rest).
     Raises LedgerError at a record in a later ledger format than this code reads."""
@@ -102,18 +147,52 @@ class Filter:
 
 
 def query(gov_dir: str, keep: Filter, limit: int | None = None) -> list[dict[str, Any]]:
-    """The last ``limit`` records that pass ``keep``, oldest first."""
-    found = [rec for rec in records(gov_dir) if keep(rec)]
-    return found[-limit:] if limit else found
+    """The last ``limit`` records that pass ``keep``, oldest first. With a limit the ledger is
+    read from its end and reading stops once ``limit`` records are found (or, with ``since``,
+    at the first record older than it): the cost follows what is shown, not the ledger's size."""
+    if not limit:
+        return [rec for rec in records(gov_dir) if keep(rec)]
+    found: list[dict[str, Any]] = []
+    older = 0
+    for rec in newest(gov_dir):
+        if keep.since and rec.get("ts") and str(rec["ts"]) < keep.since:
+            older += 1                    # records are appended in time order (near enough:
+            if older >= _SETTLED:         # hooks take the time before the ledger's lock)
+                break
+            continue
+        older = 0
+        if keep(rec):
+            found.append(rec)
+            if len(found) >= limit:
+                break
+    found.reverse()
+    return found
 
 
 def explain(gov_dir: str, tool_use_id: str) -> dict[str, Any]:
-    """Everything the ledger holds about one tool call: its decision and its result."""
+    """Everything the ledger holds about one tool call: its decision and its result. The id's
+    bytes are looked for in each line before the line is parsed, newest file first, and reading
+    stops at the file that holds the call's decision (a call's records are written together)."""
     pre: list[dict[str, Any]] = []
     post: list[dict[str, Any]] = []
-    for rec in records(gov_dir):
-        if rec.get("tool_use_id") == tool_use_id:
-            (pre if rec.get("event") == "PreToolUse" else post).append(rec)
+    needle = b'"tool_use_id":' + json.dumps(tool_use_id, ensure_ascii=False).encode("utf-8")
+    for path in reversed(ledger_files(gov_dir)):
+        for raw in _backward(path):
+            if needle not in raw:
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec.get("tool_use_id") == tool_use_id:
+                newer = unknown_format(rec)
+                if newer is not None:
+                    raise LedgerError(newer, file=path, fix=UPGRADE)
+                (pre if rec.get("event") == "PreToolUse" else post).append(rec)
+        if pre:
+            break
+    pre.reverse()
+    post.reverse()
     return {"tool_use_id": tool_use_id, "decisions": pre, "results": post}
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
 
-from governance.ledger.chain import GENESIS, TORN, UPGRADE, read_head, unknown_format
-from governance.ledger.reader import ledger_files, lines
+from governance.ledger import checkpoint
+from governance.ledger.chain import GENESIS, LEDGER, TORN, UPGRADE, read_head, unknown_format
+from governance.ledger.reader import ledger_files
 from governance.ledger.witness import AnchorSource, Check, check
 
 
@@ -139,18 +140,65 @@ def _broken_link(stream: _Stream, rec: dict[str, Any], prev_hash: str, expected:
     return Problem(*where, "reordered", f"seq {seq} appears after seq {expected - 1}", seq)
 
 
-def verify(gov_dir: str, sources: list[AnchorSource] | None = None) -> Report:
+class _Chain:
+    """Where the chain stands while it is read: what the next record must link to, the last
+    record read, and each file's first and last record (the ends ``ledger.verified`` keeps)."""
+
+    def __init__(self) -> None:
+        self.prev_hash, self.expected = GENESIS, 1
+        self.last: dict[str, Any] | None = None
+        self.last_where = ("", 0)
+        self.records = 0
+        self.ends: dict[str, dict[str, Any]] = {}
+        self.skipped: list[str] = []
+
+
+def _files(gov_dir: str, chain: _Chain, known: dict[str, dict[str, Any]]
+           ) -> Iterator[tuple[str, int, bytes]]:
+    """The ledger's lines, oldest first, less the sealed segments ``ledger.verified`` holds as
+    checked and joining the chain read so far: those are taken whole."""
+    files = ledger_files(gov_dir)
+    for path in files:
+        name = os.path.basename(path)
+        entry = known.get(name)
+        if name != LEDGER and entry is not None and checkpoint.holds(
+                gov_dir, entry, name, chain.prev_hash, chain.expected):
+            chain.prev_hash, chain.expected = entry["last_hash"], entry["last_seq"] + 1
+            chain.last = {"hash": entry["last_hash"], "prev": entry["last_prev"],
+                          "seq": entry["last_seq"]}
+            chain.last_where = (name, entry["lines"])
+            chain.records += entry["last_seq"] - entry["first_seq"] + 1
+            chain.ends[name] = entry
+            chain.skipped.append(name)
+            continue
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, 1):
+                yield name, number, raw
+
+
+def verify(gov_dir: str, sources: list[AnchorSource] | None = None, full: bool = False
+           ) -> Report:
     """Check every record and the chain, stopping at the first bad line; then, where the chain
     holds, compare the ledger with its anchors outside the project (``sources``, default: the
-    home checkpoint), which show a ledger re-chained, truncated, deleted or rotated by hand."""
+    home checkpoint), which show a ledger re-chained, truncated, deleted or rotated by hand.
+    Sealed segments checked before and unchanged since are taken as checked (``ledger.verified``)
+    unless ``full``; the segments checked here are added to it."""
     report = Report(files=[os.path.basename(p) for p in ledger_files(gov_dir)])
-    stream = _Stream(lines(gov_dir))
+    state = _Chain()
+    stream = _Stream(_files(gov_dir, state, {} if full else checkpoint.read(gov_dir)))
     head = report.head = read_head(gov_dir)
     at_head: tuple[str, tuple[str, int]] | None = None  # the hash recorded at the head's seq
     prev_hash, expected = GENESIS, 1
     last: dict[str, Any] | None = None
     last_where = ("", 0)
     for name, number, raw in stream:
+        if state.skipped and last_where[0] != state.last_where[0] and \
+                state.last_where[0] in state.skipped:   # segments taken whole just before
+            prev_hash, expected = state.prev_hash, state.expected
+            last, last_where = state.last, state.last_where
+            report.records = state.records
+            if head is not None and last is not None and head["seq"] == last["seq"]:
+                at_head = (last["hash"], last_where)
         where = (name, number)
         rec = _parse(raw)
         if rec is None:
@@ -182,10 +230,26 @@ def verify(gov_dir: str, sources: list[AnchorSource] | None = None) -> Report:
         report.last_hash = rec["hash"]
         if head is not None and rec["seq"] == head["seq"]:
             at_head = (rec["hash"], where)
+        ends = state.ends.setdefault(name, {"first_seq": rec["seq"], "first_prev": rec["prev"]})
+        ends.update(last_seq=rec["seq"], last_hash=rec["hash"], last_prev=rec["prev"],
+                    lines=number)
         prev_hash, expected = rec["hash"], rec["seq"] + 1
         last, last_where = rec, where
+        state.prev_hash, state.expected, state.last, state.last_where = \
+            prev_hash, expected, last, last_where
+        state.records = report.records
+    if state.skipped and last_where != state.last_where:   # the ledger ends in skipped segments
+        prev_hash, expected, last, last_where = (state.prev_hash, state.expected, state.last,
+                                                 state.last_where)
+        report.records = state.records
+        if head is not None and last is not None and head["seq"] == last["seq"]:
+            at_head = (last["hash"], last_where)
+    if last is not None:
+        report.last_hash = last["hash"]
     if report.problem is None:
         _check_head(report, last, last_where, at_head)
+    if report.problem is None:
+        _remember(gov_dir, state)
     if report.problem is None:
         report.anchors = check(gov_dir, sources)
         for found in report.anchors:
@@ -193,6 +257,20 @@ def verify(gov_dir: str, sources: list[AnchorSource] | None = None) -> Report:
     _add_notes(gov_dir, report)
     report.ok = report.problem is None and not any(found.failed for found in report.anchors)
     return report
+
+
+def _remember(gov_dir: str, state: _Chain) -> None:
+    """Record the sealed segments of a chain that holds as checked (``ledger.verified``)."""
+    kept: dict[str, dict[str, Any]] = {}
+    for name, ends in state.ends.items():
+        if name == LEDGER or "last_hash" not in ends:
+            continue
+        try:
+            kept[name] = {**ends, "identity": checkpoint.identity(os.path.join(gov_dir, name))}
+        except OSError:
+            continue
+    if kept and (set(kept) - set(state.skipped)):
+        checkpoint.write(gov_dir, kept)
 
 
 def _check_head(report: Report, last: dict[str, Any] | None, last_where: tuple[str, int],
