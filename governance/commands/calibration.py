@@ -22,13 +22,14 @@ def _line(label: str, figures: dict[str, object]) -> str:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from governance.decisions.calibration import calibration_report
+    from governance.decisions.calibration import report_from_sums
     from governance.decisions.store import DecisionStore
     from governance.project import project_from_cli
 
     store = DecisionStore.for_project(project_from_cli(args.project))
     try:
-        report = calibration_report(store.reviewed(args.agent, args.category), args.category)
+        report = report_from_sums(store.calibration_sums(args.agent, args.category),
+                                  args.category)
     finally:
         store.close()
     report["agent_id"] = args.agent

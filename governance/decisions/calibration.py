@@ -27,33 +27,52 @@ def _bin(confidence: float) -> int:
     return min(int(confidence * BINS), BINS - 1)
 
 
+Sums = tuple[int, float, float, float, float, float]   # n, conf, score, conf^2, conf*score, score^2
+
+
+def sums(samples: Iterable[tuple[float, str]]) -> dict[int, Sums]:
+    """Per confidence bin, the sums ``calibrate_sums`` reads, from (confidence, outcome) pairs;
+    unknown outcomes are skipped. (The decision store keeps the same sums up to date itself.)"""
+    found: dict[int, list[float]] = {}
+    for conf, outcome in samples:
+        if outcome not in OUTCOME_SCORE:
+            continue
+        score = OUTCOME_SCORE[outcome]
+        slot = found.setdefault(_bin(conf), [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+        for k, value in enumerate((1, conf, score, conf * conf, conf * score, score * score)):
+            slot[k] += value
+    return {index: (int(v[0]), v[1], v[2], v[3], v[4], v[5]) for index, v in found.items()}
+
+
 def calibrate(samples: Iterable[tuple[float, str]], category: str | None = None
               ) -> dict[str, Any]:
     """Calibration figures for (confidence, outcome) pairs; unknown outcomes are skipped."""
-    pairs = [(conf, OUTCOME_SCORE[outcome]) for conf, outcome in samples
-             if outcome in OUTCOME_SCORE]
-    size = len(pairs)
+    return calibrate_sums(sums(samples), category)
+
+
+def calibrate_sums(bins: dict[int, Sums], category: str | None = None) -> dict[str, Any]:
+    """Calibration figures from per-bin sums (``sums``, or the store's ``calibration_sums``)."""
+    live = {index: v for index, v in bins.items() if v[0] > 0}
+    size = sum(v[0] for v in live.values())
     where = f"in {category}" if category else "overall"
     if not size:
         return {"category": category, "sample_size": 0, "accuracy": None, "brier": None,
                 "ece": None, "gap": None, "bins": [], "tendency": "insufficient_data",
                 "suggestion": f"No reviewed decisions {where} yet; review outcomes with "
                               f"`governance decisions review` so calibration can be measured."}
-    accuracy = sum(score for _, score in pairs) / size
-    brier = sum((conf - score) ** 2 for conf, score in pairs) / size
-    grouped: dict[int, list[tuple[float, float]]] = {}
-    for conf, score in pairs:
-        grouped.setdefault(_bin(conf), []).append((conf, score))
-    bins = []
+    total_conf = sum(v[1] for v in live.values())
+    accuracy = sum(v[2] for v in live.values()) / size
+    brier = max(0.0, sum(v[3] - 2 * v[4] + v[5] for v in live.values()) / size)
+    bins_out = []
     ece = 0.0
-    for index in sorted(grouped):
-        members = grouped[index]
-        mean_conf = sum(c for c, _ in members) / len(members)
-        mean_out = sum(s for _, s in members) / len(members)
-        ece += len(members) * abs(mean_conf - mean_out) / size
-        bins.append({"range": [index / BINS, (index + 1) / BINS], "count": len(members),
-                     "mean_confidence": round(mean_conf, 4), "mean_outcome": round(mean_out, 4)})
-    mean_conf = sum(c for c, _ in pairs) / size
+    for index in sorted(live):
+        n, conf, score = live[index][:3]
+        mean_conf, mean_out = conf / n, score / n
+        ece += n * abs(mean_conf - mean_out) / size
+        bins_out.append({"range": [index / BINS, (index + 1) / BINS], "count": n,
+                         "mean_confidence": round(mean_conf, 4),
+                         "mean_outcome": round(mean_out, 4)})
+    mean_conf = total_conf / size
     gap = mean_conf - accuracy
     if size < MIN_SAMPLES:
         tendency = "insufficient_data"
@@ -64,8 +83,8 @@ def calibrate(samples: Iterable[tuple[float, str]], category: str | None = None
     else:
         tendency = "well_calibrated"
     return {"category": category, "sample_size": size, "accuracy": round(accuracy, 4),
-            "brier": round(brier, 4), "ece": round(ece, 4), "gap": round(gap, 4), "bins": bins,
-            "tendency": tendency,
+            "brier": round(brier, 4), "ece": round(ece, 4), "gap": round(gap, 4),
+            "bins": bins_out, "tendency": tendency,
             "suggestion": suggestion(tendency, where, size, mean_conf, accuracy, brier)}
 
 
@@ -90,13 +109,26 @@ def suggestion(tendency: str, where: str, size: int, mean_conf: float, accuracy:
 def calibration_report(rows: Iterable[tuple[str, float, str]], category: str | None = None
                        ) -> dict[str, Any]:
     """Overall and per-category calibration from (category, confidence, outcome) rows."""
-    rows = list(rows)
     by_category: dict[str, list[tuple[float, str]]] = {}
     for cat, conf, outcome in rows:
         by_category.setdefault(cat, []).append((conf, outcome))
+    return report_from_sums({cat: sums(pairs) for cat, pairs in by_category.items()}, category)
+
+
+def report_from_sums(by_category: dict[str, dict[int, Sums]], category: str | None = None
+                     ) -> dict[str, Any]:
+    """Overall and per-category calibration from per-category, per-bin sums (the store's
+    ``calibration_sums``)."""
     if category:
-        return {"overall": calibrate(by_category.get(category, []), category),
+        return {"overall": calibrate_sums(by_category.get(category, {}), category),
                 "categories": {}}
-    return {"overall": calibrate((conf, outcome) for _, conf, outcome in rows),
-            "categories": {cat: calibrate(pairs, cat)
-                           for cat, pairs in sorted(by_category.items())}}
+    overall: dict[int, list[float]] = {}
+    for bins in by_category.values():
+        for index, values in bins.items():
+            slot = overall.setdefault(index, [0, 0.0, 0.0, 0.0, 0.0, 0.0])
+            for k, value in enumerate(values):
+                slot[k] += value
+    return {"overall": calibrate_sums({i: (int(v[0]), v[1], v[2], v[3], v[4], v[5])
+                                       for i, v in overall.items()}),
+            "categories": {cat: calibrate_sums(bins, cat)
+                           for cat, bins in sorted(by_category.items())}}

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from governance.decisions import fields
-from governance.decisions.calibration import calibration_report
+from governance.decisions.calibration import report_from_sums
 from governance.decisions.guardrail_schema import SERVER_NAME
 from governance.decisions.guardrails import check_guardrails as run_guardrails
 from governance.decisions.guardrails import load_compiled
@@ -214,7 +214,7 @@ def get_calibration(agent_id: AgentId = None, category: Category | None = None
                     ) -> dict[str, Any]:
     agent = _agent(agent_id)
     report: dict[str, Any] = _with_store(
-        lambda store: calibration_report(store.reviewed(agent, category), category))
+        lambda store: report_from_sums(store.calibration_sums(agent, category), category))
     report["agent_id"] = agent
     return report
 

@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from governance.decisions import fields
-from governance.decisions.calibration import calibrate
+from governance.decisions.calibration import calibrate_sums
 from governance.decisions.fields import DecisionInputError
 from governance.decisions.guardrails import check_guardrails, load_compiled, timestamp
 from governance.decisions.store import DecisionStore
@@ -170,8 +170,8 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
     candidates = store.query(text, limit=max(opts["query_limit"],
                                              PATTERN_CANDIDATES if opts["include_patterns"]
                                              else 0, 10), ranking=ranking)
-    calibration = calibrate([(conf, outcome) for _, conf, outcome
-                             in store.reviewed(agent, action["category"])], action["category"])
+    calibration = calibrate_sums(store.calibration_sums(agent, action["category"]).get(
+        action["category"], {}), action["category"])
     results = [_result(item, item["severity"])
                for item in verdict["violations"] + verdict["warnings"]]
     results += [_result({**item, "message": None, "suggestion": None}, "pass")

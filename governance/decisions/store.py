@@ -26,10 +26,13 @@ from governance.project import (
 )
 
 DB_NAME = "decisions.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BM25_WEIGHTS = (1.0, 0.5, 1.0, 1.0)  # description, reasons, tags, pattern
 COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
 COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a match
+MATCH_BUDGET = 1500   # a match scores at most about this many decisions: the rarest terms first
+RECENT_WINDOW = 20000  # when every term is common, only the newest decisions are matched
+FILTERED_WIDTH = 20    # with filters, the index's best limit x this are joined and filtered
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, agent_id TEXT NOT NULL,
@@ -46,7 +49,44 @@ CREATE VIRTUAL TABLE IF NOT EXISTS decisions_fts USING fts5 (
 CREATE TABLE IF NOT EXISTS decision_terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL)
     WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS decision_vectors (seq INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS calibration_sums (
+    agent_id TEXT NOT NULL, category TEXT NOT NULL, bin INTEGER NOT NULL, n INTEGER NOT NULL,
+    conf REAL NOT NULL, score REAL NOT NULL, conf2 REAL NOT NULL, conf_score REAL NOT NULL,
+    score2 REAL NOT NULL, PRIMARY KEY (agent_id, category, bin)) WITHOUT ROWID;
+DELETE FROM calibration_sums;
+INSERT INTO calibration_sums
+    SELECT agent_id, category, BIN, count(*), sum(confidence), sum(SCORE),
+           sum(confidence * confidence), sum(confidence * SCORE), sum(SCORE * SCORE)
+    FROM decisions WHERE outcome IN ('success', 'partial', 'failure')
+    GROUP BY agent_id, category, BIN;
+CREATE TRIGGER IF NOT EXISTS calibration_insert AFTER INSERT ON decisions
+    WHEN NEW.outcome IN ('success', 'partial', 'failure') BEGIN ADD_NEW END;
+CREATE TRIGGER IF NOT EXISTS calibration_update
+    AFTER UPDATE OF outcome, confidence, category, agent_id ON decisions BEGIN
+    SUB_OLD ADD_NEW END;
+CREATE TRIGGER IF NOT EXISTS calibration_delete AFTER DELETE ON decisions BEGIN SUB_OLD END;
 """
+# Calibration from sums kept per agent x category x confidence bin by the triggers above (a
+# review changes one row), never from the agent's whole history.
+_SCORE = ("(CASE {r}.outcome WHEN 'success' THEN 1.0 WHEN 'partial' THEN 0.5 "
+          "WHEN 'failure' THEN 0.0 END)")
+_BIN = "min(CAST({r}.confidence * 5 AS INTEGER), 4)"
+_ADD = ("INSERT INTO calibration_sums SELECT NEW.agent_id, NEW.category, BIN, 1, NEW.confidence, "
+        "SCORE, NEW.confidence * NEW.confidence, NEW.confidence * SCORE, SCORE * SCORE "
+        "WHERE NEW.outcome IN ('success', 'partial', 'failure') "
+        "ON CONFLICT (agent_id, category, bin) DO UPDATE SET n = n + 1, "
+        "conf = conf + excluded.conf, score = score + excluded.score, "
+        "conf2 = conf2 + excluded.conf2, conf_score = conf_score + excluded.conf_score, "
+        "score2 = score2 + excluded.score2;").replace("BIN", _BIN).replace("SCORE", _SCORE) \
+    .format(r="NEW")
+_SUB = ("UPDATE calibration_sums SET n = n - 1, conf = conf - OLD.confidence, "
+        "score = score - SCORE, conf2 = conf2 - OLD.confidence * OLD.confidence, "
+        "conf_score = conf_score - OLD.confidence * SCORE, score2 = score2 - SCORE * SCORE "
+        "WHERE OLD.outcome IN ('success', 'partial', 'failure') AND agent_id = OLD.agent_id "
+        "AND category = OLD.category AND bin = BIN;").replace("BIN", _BIN) \
+    .replace("SCORE", _SCORE).format(r="OLD")
+SCHEMA = SCHEMA.replace("ADD_NEW", _ADD).replace("SUB_OLD", _SUB) \
+    .replace("BIN", _BIN.format(r="decisions")).replace("SCORE", _SCORE.format(r="decisions"))
 COLUMNS = ("id", "agent_id", "description", "category", "stakes", "confidence", "reasons", "tags",
            "pattern", "context", "state", "cycle", "phase", "work_item", "created_at", "outcome",
            "outcome_note", "reviewed_at")
@@ -245,16 +285,23 @@ class DecisionStore:
         present = [term for term in terms if docs[term]]
         if not present:
             return []
-        cutoff = max(COMMON_MIN, COMMON_SHARE * total)
-        selective = [term for term in present if docs[term] <= cutoff] or \
-            sorted(present, key=lambda term: docs[term])[:2]
+        selective, recent = self.match_terms(present, docs, total)
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        sql = (f"SELECT {SELECT}, d.seq, bm25(decisions_fts, {weights}) AS score "
-               f"FROM decisions_fts JOIN decisions d ON d.seq = decisions_fts.rowid "
-               f"WHERE decisions_fts MATCH ?" + "".join(" AND " + c for c in where)
-               + " ORDER BY score LIMIT ?")
+        # The full-text index ranks its matches alone, to a limit; only those rows are joined
+        # with the decisions (and filtered). Filters that leave too few rows widen it once.
+        inner = (f"SELECT rowid AS seq, bm25(decisions_fts, {weights}) AS score "
+                 f"FROM decisions_fts WHERE decisions_fts MATCH ?"
+                 + (" AND rowid > ?" if recent else "") + " ORDER BY score LIMIT ?")
+        sql = (f"SELECT {SELECT}, d.seq, hits.score FROM ({inner}) AS hits "
+               f"JOIN decisions d ON d.seq = hits.seq"
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY hits.score LIMIT ?")
         match = " OR ".join(f'"{term}"' for term in selective)
-        rows = self.db.execute(sql, [match, *params, limit]).fetchall()
+        bound = [total - RECENT_WINDOW] if recent else []
+        ranked = limit if not where else max(limit * FILTERED_WIDTH, 200)
+        rows = self.db.execute(sql, [match, *bound, ranked, *params, limit]).fetchall()
+        if where and len(rows) < limit:
+            rows = self.db.execute(sql, [match, *bound, -1, *params, limit]).fetchall()
         # An always-positive IDF per query term: log(1 + (N - n + 0.5) / (n + 0.5)).
         weights_by_term = {term: math.log(1 + (total - count + 0.5) / (count + 0.5))
                            for term, count in docs.items()}
@@ -269,6 +316,31 @@ class DecisionStore:
             result.append(item)
         return result
 
+    @staticmethod
+    def match_terms(present: list[str], docs: dict[str, int], total: int
+                    ) -> tuple[list[str], bool]:
+        """The terms a query matches on, and whether only the newest decisions are matched.
+
+        Rarest first, a term is taken while the decisions the match would score stay within
+        :data:`MATCH_BUDGET` (the rarest always); a term in more than :data:`COMMON_SHARE` of a
+        large store is never taken (it still counts in ``similarity``). When even the rarest term
+        is held by more than the budget, only the newest :data:`RECENT_WINDOW` decisions are
+        matched, and terms are taken by their expected share of them. So the work of a query
+        (BM25 scores each matched decision) is bounded whatever the store's size."""
+        cutoff = max(COMMON_MIN, COMMON_SHARE * total)
+        rarest = sorted(present, key=lambda term: (docs[term], term))
+        recent = docs[rarest[0]] > MATCH_BUDGET and total > RECENT_WINDOW
+        share = RECENT_WINDOW / total if recent else 1.0   # expected share of a term's decisions
+        chosen: list[str] = []
+        spent = 0.0
+        for term in rarest:
+            cost = docs[term] * share
+            if docs[term] > cutoff or (chosen and spent + cost > MATCH_BUDGET):
+                break
+            chosen.append(term)
+            spent += cost
+        return [t for t in present if t in chosen] or rarest[:1], recent
+
     def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
                     ) -> list[dict[str, Any]]:
         marks = ",".join("?" * len(seqs))
@@ -280,6 +352,28 @@ class DecisionStore:
             item["seq"] = row[-1]
             result.append(item)
         return result
+
+    def calibration_sums(self, agent_id: str | None = None, category: str | None = None
+                         ) -> dict[str, dict[int, tuple[int, float, float, float, float, float]]]:
+        """Per category and confidence bin, the sums calibration needs over reviewed, not
+        abandoned decisions: (count, confidence, score, confidence^2, confidence*score,
+        score^2). A few rows, whatever the number of decisions."""
+        sql = "SELECT category, bin, sum(n), sum(conf), sum(score), sum(conf2), " \
+              "sum(conf_score), sum(score2) FROM calibration_sums WHERE n > 0"
+        params: list[Any] = []
+        if agent_id:
+            sql += " AND agent_id = ?"
+            params.append(agent_id)
+        if category:
+            sql += " AND category = ?"
+            params.append(category)
+        found: dict[str, dict[int, tuple[int, float, float, float, float, float]]] = {}
+        for cat, index, n, conf, score, conf2, conf_score, score2 in self.db.execute(
+                sql + " GROUP BY category, bin", params):
+            found.setdefault(str(cat), {})[int(index)] = (int(n), float(conf), float(score),
+                                                          float(conf2), float(conf_score),
+                                                          float(score2))
+        return found
 
     def reviewed(self, agent_id: str | None = None, category: str | None = None
                  ) -> list[tuple[str, float, str]]:

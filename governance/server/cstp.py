@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from governance.decisions import fields
-from governance.decisions.calibration import calibration_report
+from governance.decisions.calibration import report_from_sums
 from governance.decisions.fields import DecisionInputError
 from governance.decisions.guardrail_schema import SERVER_NAME
 from governance.decisions.guardrails import check_guardrails, load_compiled, timestamp
@@ -477,8 +477,8 @@ class Service:
     def get_calibration(self, params: GetCalibration, who: Identity) -> dict[str, Any]:
         store = self._store()
         try:
-            report = calibration_report(store.reviewed(who.agent, params.category),
-                                        params.category)
+            report = report_from_sums(store.calibration_sums(who.agent, params.category),
+                                      params.category)
         finally:
             store.close()
         return {**report, "agent": who.agent}
@@ -492,7 +492,7 @@ class Service:
             raise RpcError(GUARDRAIL_EVAL_FAILED, exc.render()) from None
         store = self._store()
         try:
-            report = calibration_report(store.reviewed(who.agent))
+            report = report_from_sums(store.calibration_sums(who.agent))
             recent = store.query(None, limit=params.recent) if params.recent else []
             total = store.count()
         finally:
