@@ -179,7 +179,11 @@ def bodies(project: Path) -> dict[str, bytes]:
             "cwd": str(project), "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"command": "git status && ls -la src | grep auth"},
             "tool_use_id": "toolu_bench"}
-    action = {"description": "Move session storage from Redis to PostgreSQL",
+    from governance.bench.decisions import _sentence, _vocabulary
+
+    rng = random.Random(11)   # the vocabulary the stored decisions were written with: the
+    words = _sentence(rng, _vocabulary(rng), 8)   # search finds and ranks real candidates
+    action = {"description": f"Move session storage from Redis to PostgreSQL: {words}",
               "category": "architecture", "stakes": "medium", "confidence": 0.8,
               "tags": ["database", "sessions"], "pattern": "expand-contract migration",
               "context": {"affects_production": False}}
