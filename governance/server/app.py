@@ -8,7 +8,9 @@ body takes to arrive (a slow client holds up nobody: bodies are read asynchronou
 
 A hook decision runs on the event loop itself, in arrival order: it takes well under a
 millisecond, and handing it to a thread would cost more in waits for the interpreter lock. CSTP
-calls, which can take tens of milliseconds against a large decision store, run on a worker thread.
+calls, which can take milliseconds against a large decision store, run on worker threads: a pool
+for the calls that read and write the decision store, and a pool of their own for the guardrail
+checks, which never queue behind a slow recall.
 
 A hook call runs the very functions the command hooks run (``governance.hook.run``,
 ``governance.session.briefing``) on the request body, so both transports give the same answer.
@@ -88,6 +90,22 @@ def version() -> str:
         return "unknown"
 
 
+CSTP_WORKERS = 4   # calls that read or write the decision store, in parallel
+QUICK_WORKERS = 2  # guardrail checks, apart
+QUICK_METHODS = (b"cstp.checkGuardrails",)
+
+
+def _quick(body: bytes) -> bool:
+    """Whether a JSON-RPC body is one guardrail check (a batch goes with the others)."""
+    if not body.lstrip().startswith(b"{") or body.count(b'"method"') != 1:
+        return False
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and str(found.get("method", "")).encode() in QUICK_METHODS
+
+
 class App:
     """The ASGI application of one project's server."""
 
@@ -95,7 +113,9 @@ class App:
         self.settings = settings
         self.started = time.time()
         self.service = Service(settings.project, RateLimiter(settings.rate, settings.burst))
-        self.cstp_worker = ThreadPoolExecutor(1, thread_name_prefix="governance-cstp")
+        self.cstp_worker = ThreadPoolExecutor(CSTP_WORKERS, thread_name_prefix="governance-cstp")
+        self.cstp_quick = ThreadPoolExecutor(QUICK_WORKERS,
+                                             thread_name_prefix="governance-cstp-quick")
         self._openapi: bytes | None = None
         self.version = version()
 
@@ -125,6 +145,7 @@ class App:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.cstp_worker.shutdown(wait=True)   # calls under way finish and are recorded
+                self.cstp_quick.shutdown(wait=True)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -210,7 +231,8 @@ class App:
             raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
         body = await self._body(headers, receive, self.settings.max_body)
         loop = asyncio.get_running_loop()
-        answer = await loop.run_in_executor(self.cstp_worker, self._answer_cstp, body, who)
+        pool = self.cstp_quick if _quick(body) else self.cstp_worker
+        answer = await loop.run_in_executor(pool, self._answer_cstp, body, who)
         return (200, answer, []) if answer is not None else (204, b"", [])
 
     def _answer_cstp(self, body: bytes, who: str) -> bytes | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from governance.decisions.guardrail_schema import SERVER_NAME
 from governance.decisions.guardrails import check_guardrails, load_compiled, timestamp
 from governance.decisions.pre_action import current_state, pre_action, ranking_mode
 from governance.decisions.quality import complete
-from governance.decisions.store import DecisionStore
+from governance.decisions.store import DecisionStore, db_path
 from governance.errors import ConfigError, GovernanceError
 from governance.ledger import chain
 from governance.project import governance_dir
@@ -327,12 +328,34 @@ def _action(action: Action) -> dict[str, Any]:
     return raw
 
 
+class _Held(DecisionStore):
+    """A worker thread's connection to the decision store, kept between calls (opening one
+    costs more than a small query): the methods' ``close`` leaves it open."""
+
+    def close(self) -> None:
+        return None
+
+    def shut(self) -> None:
+        self.db.close()
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 class Service:
-    """The CSTP methods of one project, with its rate limit and its audit."""
+    """The CSTP methods of one project, with its rate limit and its audit. Calls may run on
+    several worker threads at once: each keeps its own connection to the decision store (SQLite
+    in WAL mode: readers run in parallel, and a writer does not stop them)."""
 
     def __init__(self, project: str, limiter: RateLimiter) -> None:
         self.project = project
         self.limiter = limiter
+        self._local = threading.local()
         self.methods: dict[str, Callable[[Any, Identity], dict[str, Any]]] = {
             "cstp.preAction": self.pre_action,
             "cstp.checkGuardrails": self.check_guardrails,
@@ -422,11 +445,20 @@ class Service:
 
     def pre_action(self, params: PreAction, who: Identity) -> dict[str, Any]:
         options = params.options.model_dump() if params.options else None
-        result = pre_action(self.project, who.agent, _action(params.action), options)
+        result = pre_action(self.project, who.agent, _action(params.action), options,
+                            store=self._store())
         return {**result, "agent": self.name(), "requesting_agent": who.agent}
 
     def _store(self) -> DecisionStore:
-        return DecisionStore.for_project(self.project)
+        """This thread's connection, opened again when the database file was replaced."""
+        path = db_path(self.project)
+        held: tuple[_Held, tuple[int, int] | None] | None = getattr(self._local, "store", None)
+        if held is None or held[1] != _identity(path):
+            if held is not None:
+                held[0].shut()
+            store = _Held(path)
+            held = self._local.store = (store, _identity(path))
+        return held[0]
 
     def query_decisions(self, params: QueryDecisions, who: Identity) -> dict[str, Any]:
         started = time.perf_counter()
