@@ -36,7 +36,8 @@ OWN_IGNORE = f"""{OWN_MARK}. Everything governance keeps in this folder is local
 # What earlier versions wrote there (replaced by OWN_IGNORE on the next install).
 OLD_OWN_IGNORE_START = "# Local governance data: state, ledger, caches."
 BLOCK_MARK = "# governance: local files (added by `governance install`, removed by uninstall)"
-TRACE_NAMES = ("agent_trace.jsonl", "agent_trace.jsonl.lock", "agent_trace.torn")
+TRACE_NAMES = ("agent_trace.jsonl", "agent_trace.jsonl.lock", "agent_trace.torn",
+               "agent_trace.*.jsonl")
 # folder (relative to the project) -> the local files governance writes there
 BLOCKS: dict[str, tuple[str, ...]] = {
     ".claude": ("settings.local.json",),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from governance import jsoncodec
@@ -22,58 +23,66 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
-def records(project: str) -> list[dict[str, Any]]:
-    try:
-        with open(trace.path(project), encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except FileNotFoundError:
-        return []
-    found = []
-    for line in lines:
-        try:
-            rec = jsoncodec.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            found.append(rec)
-    return found
+def records(project: str) -> Iterator[dict[str, Any]]:
+    """The trace's records, oldest first, read line by line across its segments."""
+    for name in trace.files(project):
+        with open(name, "rb") as fh:
+            for line in fh:
+                try:
+                    rec = jsoncodec.loads(line.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                if isinstance(rec, dict):
+                    yield rec
+
+
+def newest(project: str) -> Iterator[dict[str, Any]]:
+    """The trace's records, newest first, read from the end of each file."""
+    from governance.ledger.reader import backward
+
+    for name in reversed(trace.files(project)):
+        for line in backward(name):
+            try:
+                rec = jsoncodec.loads(line.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(rec, dict):
+                yield rec
 
 
 def verify(project: str) -> tuple[int, list[str]]:
-    """(records that verify, problems as ``line N: ...``)."""
-    try:
-        with open(trace.path(project), "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return 0, []
+    """(records that verify, problems as ``line N: ...``, with the file's name for a sealed
+    segment), read line by line across the segments."""
     problems: list[str] = []
     prev = trace.GENESIS
     good = 0
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    elif lines:
-        problems.append(f"line {len(lines)}: incomplete (no newline): a torn write")
-        lines.pop()
-    for number, line in enumerate(lines, 1):
-        try:
-            rec = jsoncodec.loads(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            problems.append(f"line {number}: not JSON")
-            continue
-        said = _shape(rec)
-        if said:
-            problems.append(f"line {number}: {said}")
-            continue
-        meta = rec["metadata"]["governance"]
-        if meta.get("prev") != prev:
-            problems.append(f"line {number}: does not chain to the record before it "
-                            "(a record removed or reordered)")
-        if meta.get("hash") != trace.chained_hash(rec):
-            problems.append(f"line {number}: its hash does not match its content (edited)")
-        else:
-            good += 1
-        prev = str(meta.get("hash"))
+    names = trace.files(project)
+    for name in names:
+        where = "" if name.endswith("/" + trace.NAME) else os.path.basename(name) + " "
+        with open(name, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.endswith(b"\n"):
+                    problems.append(f"{where}line {number}: incomplete (no newline): a torn write")
+                    break
+                try:
+                    rec = jsoncodec.loads(line.decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    problems.append(f"{where}line {number}: not JSON")
+                    continue
+                said = _shape(rec)
+                if said:
+                    problems.append(f"{where}line {number}: {said}")
+                    continue
+                meta = rec["metadata"]["governance"]
+                if meta.get("prev") != prev:
+                    problems.append(f"{where}line {number}: does not chain to the record before "
+                                    "it (a record removed or reordered)")
+                if meta.get("hash") != trace.chained_hash(rec):
+                    problems.append(f"{where}line {number}: its hash does not match its content "
+                                    "(edited)")
+                else:
+                    good += 1
+                prev = str(meta.get("hash"))
     return good, problems
 
 
@@ -120,7 +129,7 @@ def show(project: str, name: str, line: int | None = None) -> list[dict[str, Any
     except OSError:
         lines = None
     found = []
-    for rec in reversed(records(project)):
+    for rec in newest(project):
         meta = rec["metadata"]["governance"]
         for entry in rec["files"]:
             if entry["path"] != wanted:

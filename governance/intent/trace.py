@@ -13,7 +13,10 @@ change; NotebookEdit's cell. ``content_hash`` is ``sha256:`` of the range's line
 reader can tell whether they are still the ones the agent wrote.
 
 Appending is one ``write()`` per record under a ``flock``; a torn last line (a crash mid-write) is
-set aside to ``agent_trace.torn`` before the next record, so nothing complete is ever lost.
+set aside to ``agent_trace.torn`` before the next record, so nothing complete is ever lost. Past
+``SEGMENT_BYTES`` the trace is renamed to the next sealed segment (``agent_trace.000001.jsonl``,
+...) and the chain goes on in a new file, as the ledger rotates; readers go through the segments,
+oldest first (``files``).
 Hot path (PostToolUse): ``os``, ``time``, ``fcntl`` and our modules.
 """
 
@@ -40,10 +43,36 @@ VERSION = "0.1"
 GENESIS = "0" * 64
 TAIL = 1 << 16
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+SEGMENT_BYTES = 50 * 1024 * 1024
 
 
 def path(project: str) -> str:
     return system.join(project, INTENTS_FOLDER, NAME)
+
+
+def segment_name(number: int) -> str:
+    return f"agent_trace.{number:06d}.jsonl"
+
+
+def files(project: str) -> list[str]:
+    """The trace's files in chain order: its sealed segments, then the live file."""
+    folder = system.dirname(path(project))
+    try:
+        names = system.listdir(folder)
+    except OSError:
+        return []
+    sealed = sorted(n for n in names if n.startswith("agent_trace.") and n.endswith(".jsonl")
+                    and n[12:-6].isdigit() and len(n) == len(segment_name(0)))
+    live = [NAME] if NAME in names else []
+    return [system.join(folder, n) for n in [*sealed, *live]]
+
+
+def _rotate(project: str) -> None:
+    """Rename the live trace to the next sealed segment (under the trace's lock)."""
+    folder = system.dirname(path(project))
+    sealed = [p for p in files(project) if not p.endswith("/" + NAME)]
+    number = int(system.basename(sealed[-1])[12:-6]) + 1 if sealed else 1
+    system.rename(path(project), system.join(folder, segment_name(number)))
 
 
 def line_hash(lines: list[str]) -> str:
@@ -193,8 +222,10 @@ def chained_hash(entry: dict[str, Any]) -> str:
     return digest(body)
 
 
-def append(project: str, entry: dict[str, Any]) -> dict[str, Any]:
-    """Chain and append one record (under the lock, torn tails set aside); raises OSError."""
+def append(project: str, entry: dict[str, Any], max_bytes: int = SEGMENT_BYTES
+           ) -> dict[str, Any]:
+    """Chain and append one record (under the lock, torn tails set aside; past ``max_bytes`` in
+    a new file after the trace is sealed as a segment); raises OSError."""
     target = path(project)
     system.makedirs(system.dirname(target), exist_ok=True)
     lock = system.open(target + ".lock", system.O_RDWR | system.O_CREAT, 0o600)
@@ -211,12 +242,19 @@ def append(project: str, entry: dict[str, Any]) -> dict[str, Any]:
             entry["metadata"]["governance"]["prev"] = prev
             entry["metadata"]["governance"]["hash"] = chained_hash(entry)
             line = canonical(entry) + b"\n"
+            if size and size + len(line) > max_bytes:
+                system.close(fd)
+                fd = -1
+                _rotate(project)
+                fd = system.open(target, system.O_RDWR | system.O_APPEND | system.O_CREAT, 0o644)
+                size = 0
             written = system.write(fd, line)
             if written != len(line):
                 system.ftruncate(fd, size)
                 raise OSError(f"short write to {target}")
         finally:
-            system.close(fd)
+            if fd >= 0:
+                system.close(fd)
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         system.close(lock)

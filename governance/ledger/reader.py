@@ -41,7 +41,7 @@ _BLOCK = 1 << 16
 _SETTLED = 1000   # records older than --since in a row after which no newer one is expected
 
 
-def _backward(path: str) -> Iterator[bytes]:
+def backward(path: str) -> Iterator[bytes]:
     """The lines of one file, newest first, each with its newline, reading blocks from the end:
     the memory held is a block and the line being read, whatever the file's size."""
     with open(path, "rb") as fh:
@@ -68,7 +68,7 @@ def newest(gov_dir: str, needle: bytes | None = None) -> Iterator[dict[str, Any]
     with ``needle``, only records whose line holds those bytes (found before any is parsed).
     Raises LedgerError at a record in a later ledger format than this code reads."""
     for path in reversed(ledger_files(gov_dir)):
-        for raw in _backward(path):
+        for raw in backward(path):
             if needle is not None and needle not in raw:
                 continue
             try:
@@ -177,7 +177,7 @@ def explain(gov_dir: str, tool_use_id: str) -> dict[str, Any]:
     post: list[dict[str, Any]] = []
     needle = b'"tool_use_id":' + json.dumps(tool_use_id, ensure_ascii=False).encode("utf-8")
     for path in reversed(ledger_files(gov_dir)):
-        for raw in _backward(path):
+        for raw in backward(path):
             if needle not in raw:
                 continue
             try:

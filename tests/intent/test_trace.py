@@ -45,7 +45,7 @@ def test_records_chain_and_verify(project: Path) -> None:
     for _ in range(3):
         trace.append(str(project), entry(project))
     assert provenance.verify(str(project)) == (3, [])
-    first = provenance.records(str(project))[0]
+    first = next(iter(provenance.records(str(project))))
     assert first["version"] == "0.1" and first["files"][0]["path"] == "src/a.py"
     assert first["metadata"]["governance"]["prev"] == trace.GENESIS
     path = Path(trace.path(str(project)))
@@ -158,3 +158,22 @@ def test_kill_9_during_appends_loses_nothing_complete(project: Path) -> None:
     assert good > 0 and all("torn write" in p for p in problems)
     trace.append(str(project), entry(project))
     assert provenance.verify(str(project)) == (good + 1, [])
+
+
+def test_the_trace_rotates_and_its_readers_go_through_every_segment(project: Path) -> None:
+    names = [f"src/f{k}.py" for k in range(40)]
+    for name in names:
+        trace.append(str(project), entry(project, name), max_bytes=4000)
+    files = trace.files(str(project))
+    assert len(files) > 3 and files[-1].endswith("/" + trace.NAME)
+    assert os.path.basename(files[0]) == trace.segment_name(1)
+    assert provenance.verify(str(project)) == (40, [])
+    assert [r["files"][0]["path"] for r in provenance.records(str(project))] == names
+    assert [r["files"][0]["path"] for r in provenance.newest(str(project))] == names[::-1]
+    assert [r["path"] for r in provenance.by_intent(str(project), "WORK-064")] == names
+    segment = files[1]
+    data = Path(segment).read_bytes()
+    Path(segment).write_bytes(data.replace(b"src/f", b"src/g", 1))
+    good, problems = provenance.verify(str(project))
+    assert good == 39 and problems == [
+        f"{os.path.basename(segment)} line 1: its hash does not match its content (edited)"]

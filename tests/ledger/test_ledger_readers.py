@@ -56,7 +56,7 @@ def test_lines_read_backwards_are_the_lines(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     lines = [b"x" * (n % 70_000) + b"\n" for n in range(0, 400_000, 9_973)] + [b"torn"]
     path.write_bytes(b"".join(lines))
-    assert list(reader._backward(str(path))) == lines[::-1]
+    assert list(reader.backward(str(path))) == lines[::-1]
 
 
 def test_verify_hashes_only_what_is_new_and_still_sees_an_edit(tmp_path: Path) -> None:
