@@ -220,7 +220,8 @@ class GovernanceLayer:
         if found is None and self.matrix.get("secrets"):
             from governance.policy.secrets import Secrets
 
-            found = self._secrets = Secrets(self, self.matrix["secrets"])
+            found = self._secrets = Secrets(self.matrix["secrets"], self.project_dir,
+                                            self._root, self._place)
         return found
 
     def taint(self) -> list[str] | None:

@@ -12,9 +12,8 @@ from governance import system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
-
-    from governance.policy.layer import GovernanceLayer
 
 Kinds = tuple[frozenset[str], frozenset[str], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
@@ -50,11 +49,16 @@ def host_matches(host: str, patterns: tuple[str, ...] | list[str]) -> bool:
 class Secrets:
     """The compiled ``secrets`` section, asked with the paths and names of one call."""
 
-    __slots__ = ("layer", "places", "spec")
+    __slots__ = ("place", "places", "project_dir", "root", "spec")
 
-    def __init__(self, layer: GovernanceLayer, spec: dict[str, Any]) -> None:
-        self.layer = layer
+    def __init__(self, spec: dict[str, Any], project_dir: str, root: Callable[[], str],
+                 place: Callable[[str], str | None]) -> None:
+        """``root``: the project's real path in lower case; ``place``: a ``~/`` or ``$VAR/``
+        pattern as an absolute path (both resolved once per call, by the layer)."""
         self.spec = spec
+        self.project_dir = project_dir
+        self.root = root
+        self.place = place
         self.places: dict[str, list[tuple[str, str, str]]] = {}   # key -> (head, place, pattern)
 
     # --- files ---------------------------------------------------------------------------------
@@ -64,7 +68,7 @@ class Secrets:
         file. Compared without regard to case."""
         if not path or "\0" in path:
             return None
-        joined = system.join(cwd or self.layer.project_dir, system.expanduser(path))
+        joined = system.join(cwd or self.project_dir, system.expanduser(path))
         literal = system.normpath(joined).lower()
         found = self._kind("paths", literal)
         if found is not None:
@@ -84,7 +88,7 @@ class Secrets:
     def folder(self, path: str, cwd: str | None = None) -> str | None:
         """The ``secrets.paths`` pattern of a folder whose every file is a secret (``~/.ssh/*``):
         what a search of ``path`` reads; else None."""
-        joined = system.join(cwd or self.layer.project_dir, system.expanduser(path))
+        joined = system.join(cwd or self.project_dir, system.expanduser(path))
         for full in dict.fromkeys((system.normpath(joined).lower(),
                                    system.realpath(joined).lower())):
             for _head, place, pattern in self._places("paths"):
@@ -98,7 +102,7 @@ class Secrets:
         name_globs: tuple[str, ...]
         rel_globs: tuple[str, ...]
         names, rels, name_globs, rel_globs, _elsewhere = self.spec[key]
-        root = self.layer._root()
+        root = self.root()
         name = full.rsplit("/", 1)[-1]
         if name in names:
             return name
@@ -123,7 +127,7 @@ class Secrets:
         if found is None:
             found = self.places[key] = []
             for pattern in self.spec[key][4]:
-                place = self.layer._place(pattern) if pattern.startswith(("~/", "$")) else pattern
+                place = self.place(pattern) if pattern.startswith(("~/", "$")) else pattern
                 if place is not None:
                     head = place.partition("*")[0].partition("?")[0].partition("[")[0]
                     found.append((head, place, pattern))
