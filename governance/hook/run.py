@@ -415,9 +415,10 @@ def _taint_on_result(layer: GovernanceLayer, data: dict[str, Any]) -> None:
             stack.extend(value)
     if found:
         from governance.policy import taint
+        from governance.policy.secrets import article
 
         taint.mark(layer.project_dir, layer.session,
-                   [f"a {kind} in a {data['tool_name']} result" for kind in found],
+                   [f"{article(kind)} {kind} in a {data['tool_name']} result" for kind in found],
                    layer.matrix["secrets"]["taint_seconds"])
 
 
@@ -528,6 +529,7 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
                 from governance.ledger.redaction import redact
 
                 record["error"] = answer.clip(redact(str(error)), 500)
+                _taint_on_result(layer, {**data, "tool_response": str(error)})
         else:
             record["outcome"] = "success"
             record["response_sha256"] = chain.digest(data.get("tool_response"))

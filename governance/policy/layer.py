@@ -206,6 +206,17 @@ class GovernanceLayer:
                 return [Act(primitive), act], map_key
         if tool_name == "WebFetch" and self.matrix.get("secrets"):
             return self._web_fetch(tool_input, primitive), map_key
+        if tool_name.startswith("mcp__") and self.matrix.get("secrets"):   # a fetch server's url
+            for key in ("url", "uri", "endpoint"):
+                value = tool_input.get(key)
+                if isinstance(value, str) and value.lower().startswith(("http://", "https://")):
+                    found = self._web_fetch(tool_input, "web-fetch", key)
+                    found[0].primitive = primitive
+                    extra = [a for a in found[1:] if a.primitive == "exfiltration"]
+                    if not extra and self.taint():
+                        extra = self._mcp_tainted(found[0], value)
+                    if extra:
+                        return [found[0], *extra], map_key
         if tool_name.startswith("mcp__") and primitive not in READING:
             target = self._mcp_target(tool_name, tool_input, cwd)
             if target is not None:
@@ -249,8 +260,8 @@ class GovernanceLayer:
         if isinstance(target, str) and target:
             found = secrets.path(target, cwd) or secrets.folder(target, cwd)
         glob = tool_input.get("glob") if tool_name == "Grep" else None
-        if found is None and isinstance(glob, str) and glob and not any(c in glob for c in "*?["):
-            found = secrets.path(glob.rsplit("/", 1)[-1], cwd)
+        if found is None and isinstance(glob, str) and glob:
+            found = secrets.glob(glob)
             target = glob
         if found is None:
             return None
@@ -259,26 +270,41 @@ class GovernanceLayer:
         act.secrets = [found]
         return act
 
-    def _web_fetch(self, tool_input: dict[str, Any], primitive: str) -> list[Act]:
-        """WebFetch: exfiltration when its URL holds a secret-shaped value, or when the session
-        read a secret and the host is not on ``egress.allow``."""
-        from governance.ledger.redaction import kinds, redact
+    def _web_fetch(self, tool_input: dict[str, Any], primitive: str,
+                   key: str = "url") -> list[Act]:
+        """WebFetch (and an MCP tool given a URL): exfiltration when the URL holds a value shaped
+        like a secret, or when the session read a secret and the host is not on
+        ``egress.allow``. The host is read from the URL with its secrets redacted (a key in a
+        host name is not repeated)."""
+        from governance.ledger.redaction import redact
+        from governance.policy.secrets import unquoted, url_secrets
         from governance.shell import Act
         from governance.shell.endpoint import host_of
 
-        url = tool_input.get("url")
+        url = tool_input.get(key)
         acts = [Act(primitive)]
         if not isinstance(url, str):
             return acts
-        host = host_of(url) or "?"
+        shaped = url_secrets(url)
+        shown = redact(unquoted(url)) if shaped else url
+        host = host_of(shown) or "?"
+        if shaped and host != "?" and "redacted" in host:
+            host = "?"
         acts[0].hosts = [host]
-        shaped = kinds(url)
         if shaped:
-            act = Act("exfiltration", redact(url), f"the URL carries a value shaped like a secret "
-                                           f"({', '.join(shaped)}) to {host}")
-            act.secrets, act.hosts = [f"a {k} in the URL" for k in shaped], [host]
+            act = Act("exfiltration", shown, f"the URL carries {', '.join(shaped)} (shaped like "
+                                             f"a secret) to {host}")
+            act.secrets, act.hosts = shaped, [host]
             acts.append(act)
         return self._with_taint(acts)
+
+    def _mcp_tainted(self, act: Act, url: str) -> list[Act]:
+        """An MCP tool's request to a URL, while the session is tainted: as WebFetch's."""
+        from governance.shell import Act
+
+        probe = Act("web-fetch", url)
+        probe.hosts = act.hosts
+        return [a for a in self._with_taint([probe]) if a.primitive == "exfiltration"]
 
     def _with_taint(self, acts: list[Act]) -> list[Act]:
         """``acts`` plus an ``exfiltration`` act for each request to a host outside

@@ -71,28 +71,45 @@ class Secrets:
         joined = system.join(cwd or self.project_dir, system.expanduser(path))
         literal = system.normpath(joined).lower()
         found = self._kind("paths", literal)
-        if found is not None:
-            return None if self._kind("not_paths", literal) is not None else found
+        if found is not None and self._kind("not_paths", literal) is None:
+            return found
         try:
             system.lstat(joined)
         except (OSError, ValueError):
             return None
-        real = system.realpath(joined).lower()
-        if real == literal:
+        real = system.realpath(joined).lower()   # an exception's name does not hide a link's
+        if real == literal:                       # target (docs/.env.example -> ~/.aws/...)
             return None
         found = self._kind("paths", real)
         if found is None or self._kind("not_paths", real) is not None:
             return None
         return found
 
+    def glob(self, pattern: str) -> str | None:
+        """The ``secrets.paths`` pattern a search glob (Grep's ``glob``: ``.env*``, ``*.pem``)
+        may select: a secret file name it matches, or a secret name pattern it is itself."""
+        name = pattern.rsplit("/", 1)[-1].lower()
+        if not name or self._kind("not_paths", name) is not None:
+            return None
+        names, _rels, name_globs, _rel_globs, _elsewhere = self.spec["paths"]
+        for known in sorted(names):
+            if _glob(known, name):
+                return str(known)
+        for known in name_globs:
+            if known == name or _glob(name, known) or _glob(known.replace("*", "x"), name):
+                return str(known)
+        return None
+
     def folder(self, path: str, cwd: str | None = None) -> str | None:
-        """The ``secrets.paths`` pattern of a folder whose every file is a secret (``~/.ssh/*``):
-        what a search of ``path`` reads; else None."""
+        """The ``secrets.paths`` pattern of a secret place outside the project that a search of
+        the folder ``path`` reaches (``~/.ssh`` holds ``~/.ssh/*``, ``~/.aws`` holds
+        ``~/.aws/credentials``, the home holds both); else None."""
         joined = system.join(cwd or self.project_dir, system.expanduser(path))
         for full in dict.fromkeys((system.normpath(joined).lower(),
                                    system.realpath(joined).lower())):
+            inside = full.rstrip("/") + "/"
             for _head, place, pattern in self._places("paths"):
-                if place == full.rstrip("/") + "/*":
+                if place.startswith(inside) and not place.startswith(inside + "*"):
                     return pattern
         return None
 
@@ -157,3 +174,62 @@ class Secrets:
     def egress(self, host: str) -> bool:
         """Whether a session that read a secret may still reach ``host`` (``egress.allow``)."""
         return host_matches(host, self.spec["egress"])
+
+
+_KEY_WORDS = ("token", "key", "secret", "pass", "pwd", "auth", "cred", "session", "sig")
+_GENERIC = ("secret", "bearer")   # the screen's kinds that need no provider shape
+
+
+def unquoted(text: str) -> str:
+    """``text`` with its ``%XX`` escapes decoded (as a URL's reader would), twice over."""
+    for _ in range(2):
+        if "%" not in text:
+            break
+        out = bytearray()
+        raw = text.encode("utf-8", "surrogatepass")
+        k = 0
+        while k < len(raw):
+            pair = raw[k + 1:k + 3]
+            if raw[k] == 0x25 and len(pair) == 2 and all(chr(c) in "0123456789abcdefABCDEF"
+                                                         for c in pair):
+                out.append(int(pair, 16))
+                k += 3
+            else:
+                out.append(raw[k])
+                k += 1
+        text = out.decode("utf-8", "replace")
+    return text
+
+
+def article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeio" else "a"
+
+
+def _random(value: str) -> bool:
+    """Whether a value looks generated (a token), not a word: long, of mixed kinds of
+    characters."""
+    kinds = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    return len(value) >= 16 and kinds >= 2 and not value.isalpha()
+
+
+def url_secrets(url: str) -> list[str]:
+    """What in a URL is shaped like a secret: a provider's key format, a JWT, a private key (the
+    ledger's redaction screen), or a generated value in a key-like parameter (``?token=...``),
+    also once ``%XX`` escapes are decoded. Words (``?apikey=demo``, ``/wiki/Credentials:X``) are
+    not."""
+    from governance.ledger.redaction import kinds
+
+    found: list[str] = []
+    for text in dict.fromkeys((url, unquoted(url))):
+        found += [f"{article(k)} {k} value" for k in kinds(text) if k not in _GENERIC]
+        query = text.partition("?")[2].partition("#")[0]
+        for pair in query.split("&"):
+            name, _, value = pair.partition("=")
+            if any(w in name.lower() for w in _KEY_WORDS) and _random(value):
+                found.append(f"a generated value in the {name[:40]} parameter")
+        if "bearer" in kinds(text) or "secret" in kinds(text):
+            for part in text.replace("?", "/").replace("&", "/").split("/"):
+                head, sep, value = part.partition(":")
+                if sep and any(w in head.lower() for w in _KEY_WORDS) and _random(value):
+                    found.append(f"a generated value after {head[:40]}")
+    return list(dict.fromkeys(found))
