@@ -172,6 +172,18 @@ def test_the_corpus_is_what_it_says() -> None:
     assert {c["kind"] for c in tainted} == {"exfiltration", "harmless"}
 
 
+def test_every_command_is_valid_bash() -> None:
+    """A miss must be the analysis's, not a broken command's."""
+    broken = []
+    for case in CASES:
+        if "cmd" in case:
+            done = subprocess.run(["bash", "-n", "-c", case["cmd"]], capture_output=True,
+                                  text=True, timeout=10, check=False)
+            if done.returncode:
+                broken.append(f"{case['cmd']!r}: {done.stderr.strip()}")
+    assert not broken, broken
+
+
 # --- tool level: built, held to the targets now ----------------------------------------------
 def test_tool_level_attempts_are_caught_and_tool_level_harmless_calls_are_not(
         projects: dict[str, Path]) -> None:
