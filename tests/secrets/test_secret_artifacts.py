@@ -274,3 +274,19 @@ def test_a_key_in_the_host_name_is_not_recorded(planted: Planted) -> None:
     files = written(planted)
     found = [where for where, data in files.items() if key.lower().encode() in data.lower()]
     assert found == []
+
+
+@pytest.mark.xfail(strict=False, reason="product bug: PostToolUseFailure is not screened for "
+                   "secret-shaped values, so a failing command that printed a token (the model "
+                   "sees its error text) leaves the session untainted")
+def test_a_failing_call_that_shows_a_secret_taints_the_session(planted: Planted) -> None:
+    from governance.policy.taint import taint_path
+
+    env_text = (planted.project / ".env").read_text()
+    hook(planted, payload(planted, "PostToolUseFailure", "Bash",
+                          {"command": "cat .env && false"}, error=f"Exit code 1\n{env_text}",
+                          is_interrupt=False))
+    assert leaks(planted, written(planted)) == []
+    path = Path(taint_path(str(planted.project), SESSION))
+    assert path.is_file()
+    assert any("openai-key" in s for s in json.loads(path.read_text())["sources"])

@@ -12,6 +12,7 @@ now; the Bash ones wait for the shell analysis of secrets."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -69,6 +70,8 @@ def make_project(root: Path, state: str) -> Path:
     (project / "README.md").write_text("# shop-api\n")
     (project / ".env").write_text("OPENAI_API_KEY=sk-proj-Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9\n")
     (project / ".env.example").write_text("OPENAI_API_KEY=\n")
+    (project / "docs").mkdir()
+    os.link(project / ".env", project / "docs" / "settings-copy.txt")   # a hard link to .env
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
     set_state(project, state)
     return project
@@ -234,8 +237,9 @@ def test_a_token_in_the_host_name_is_not_repeated(projects: dict[str, Path]) -> 
     assert not shown, shown
 
 
-@pytest.mark.xfail(strict=False, reason="tool-level gaps of the layer (see each case's gap): "
-                   "Grep with a wildcard glob, Grep of a folder that holds a secret file")
+@pytest.mark.xfail(strict=False, reason="tool-level gaps of the layer, each case's gap says which: "
+                   "Grep globs, hard links, other users' files, backups, percent-encoding, MCP "
+                   "fetch tools")
 def test_tool_level_gaps(projects: dict[str, Path]) -> None:
     result = measure(projects, GAPS)
     report("Tool-level gaps", GAPS, result)
