@@ -72,6 +72,10 @@ def make_project(root: Path, state: str) -> Path:
     (project / ".env.example").write_text("OPENAI_API_KEY=\n")
     (project / "docs").mkdir()
     os.link(project / ".env", project / "docs" / "settings-copy.txt")   # a hard link to .env
+    aws = Path(os.environ["HOME"]) / ".aws"   # the test's HOME (conftest)
+    aws.mkdir(parents=True, exist_ok=True)
+    (aws / "credentials").write_text("[default]\naws_secret_access_key = x\n")
+    (project / "docs" / ".env.example").symlink_to(aws / "credentials")   # a repository's trap
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
     set_state(project, state)
     return project
@@ -238,7 +242,7 @@ def test_a_token_in_the_host_name_is_not_repeated(projects: dict[str, Path]) -> 
 
 
 @pytest.mark.xfail(strict=False, reason="tool-level gaps of the layer, each case's gap says which: "
-                   "Grep globs, hard links, other users' files, backups, percent-encoding, MCP "
+                   "Grep globs, links, other users' files, backups, percent-encoding, MCP "
                    "fetch tools")
 def test_tool_level_gaps(projects: dict[str, Path]) -> None:
     result = measure(projects, GAPS)
