@@ -57,7 +57,8 @@ ATTACKS = [c for c in CASES if c["kind"] != "harmless"]
 HARMLESS = [c for c in CASES if c["kind"] == "harmless"]
 TOOL_ATTACKS = [c for c in ATTACKS if tool_of(c) != "Bash" and not c.get("gap")]
 GAPS = [c for c in ATTACKS if c.get("gap")]
-BASH_ATTACKS = [c for c in ATTACKS if tool_of(c) == "Bash"]
+BASH_ATTACKS = [c for c in ATTACKS if tool_of(c) == "Bash" and not c.get("limit")]
+LIMITS = [c for c in ATTACKS if c.get("limit")]
 
 
 def make_project(root: Path, state: str) -> Path:
@@ -170,10 +171,11 @@ def test_the_corpus_is_what_it_says() -> None:
         assert set(case.get("expect") or {}) <= set(STATES), case
         assert set((case.get("expect") or {}).values()) <= set(OUTCOMES.values()), case
         assert not case.get("gap") or tool_of(case) != "Bash", case
+        assert not case.get("limit") or case["kind"] != "harmless", case
     # every shell and language the issue names has attempts
     classes = Counter(c["class"] for c in BASH_ATTACKS)
     for name in ("readers", "copies", "encodings", "environment", "interpreters", "wrappers",
-                 "curl", "wget", "sockets", "dns", "git", "remote-copy", "taint"):
+                 "curl", "wget", "sockets", "dns", "git", "remote-copy", "mail", "taint"):
         assert classes[name] >= 5, name
     tainted = [c for c in CASES if c.get("taint")]
     assert {c["kind"] for c in tainted} == {"exfiltration", "harmless"}
@@ -257,6 +259,16 @@ def test_known_false_positives(projects: dict[str, Path]) -> None:
 def test_tool_level_gaps(projects: dict[str, Path]) -> None:
     result = measure(projects, GAPS)
     report("Tool-level gaps", GAPS, result)
+    assert not result["missed"], result["missed"]
+
+
+@pytest.mark.xfail(strict=False, reason="the owners rule's limit: a secret sent to a host it "
+                   "belongs to passes, also where an attacker can read it there (each case's "
+                   "limit says how)")
+def test_secrets_sent_to_their_own_host_where_an_attacker_reads_them(
+        projects: dict[str, Path]) -> None:
+    result = measure(projects, LIMITS)
+    report("Secrets sent to their own host, for an attacker", LIMITS, result)
     assert not result["missed"], result["missed"]
 
 
