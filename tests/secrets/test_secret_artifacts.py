@@ -49,6 +49,7 @@ class Planted:
     @property
     def env(self) -> dict[str, str]:
         return {"HOME": str(self.home), "GITHUB_TOKEN": self.token,
+                "CLAUDE_PROJECT_DIR": str(self.project),   # as Claude Code sets it for hooks
                 "GOVERNANCE_ANCHOR_DIR": str(self.home / ".claude" / "governance" / "anchors")}
 
 
@@ -134,6 +135,9 @@ def calls(planted: Planted) -> list[dict[str, Any]]:
     pair("Bash", {"command": "python -c 'import os; print(os.environ)'"},
          error=f"Traceback (most recent call last):\nKeyError: {planted.token!r} "
                f"password={planted.env_password}\n{key_text}")
+    # a call governance cannot read (its input is a string, here the token): it fails open and
+    # writes errors.log, whose message would quote the input
+    found.append(payload(planted, "PreToolUse", "Bash", {}) | {"tool_input": planted.token})
     return found
 
 
@@ -197,7 +201,9 @@ def test_no_planted_secret_is_written_anywhere(
         planted: Planted, session: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
     files = written(planted)
     ledger = planted.project / ".claude" / "governance" / "ledger.jsonl"
-    assert str(ledger) in files and files[str(ledger)].count(b"\n") >= len(session[0])
+    assert str(ledger) in files and files[str(ledger)].count(b"\n") >= len(session[0]) - 1
+    errors = planted.project / ".claude" / "governance" / "errors.log"
+    assert str(errors) in files and b"tool_input" in files[str(errors)]
     assert leaks(planted, files) == []
 
 
@@ -209,7 +215,8 @@ def test_no_planted_secret_is_printed_by_log_or_explain(
                "stats": governance(planted, "stats"),
                # the chain holds: the records were redacted before they were hashed
                "ledger verify": governance(planted, "ledger", "verify")}
-    for tool_use_id in dict.fromkeys(d["tool_use_id"] for d in sent):
+    for tool_use_id in dict.fromkeys(d["tool_use_id"] for d in sent
+                                     if isinstance(d["tool_input"], dict)):
         printed[f"explain {tool_use_id}"] = governance(planted, "explain", tool_use_id)
         printed[f"explain --json {tool_use_id}"] = governance(planted, "explain", "--json",
                                                               tool_use_id)
