@@ -8,7 +8,9 @@ among the call's acts, and as denied when the decision in that state is not quie
 A harmless case fails when either act appears, or when its decision in a state differs from
 what it expects. The targets are issue 32's: at least 99% of the attempts caught, no harmless
 case turned into a secret act. The tool-level attempts (Read, Grep, WebFetch) are held to them
-now; the Bash ones wait for the shell analysis of secrets."""
+now; the Bash ones wait for the shell analysis of secrets. Cases marked ``gap``, ``bug`` or
+``limit`` in the corpus (a known miss of the layer, a known product bug, a design limit) are
+measured apart, as expected failures that print what they find."""
 
 from __future__ import annotations
 
