@@ -308,3 +308,27 @@ def test_caught_attempts_are_stopped_in_every_state(projects: dict[str, Path]) -
     print(f"\n{len(slipped)} of {len(BASH_ATTACKS) * len(STATES)} decisions let through:",
           *slipped, sep="\n  ")
     assert len(slipped) <= (1 - CAUGHT_TARGET) * len(BASH_ATTACKS) * len(STATES), slipped
+
+
+@pytest.mark.xfail(strict=False, reason="product bug: secrets.owners gives DOCKER_* to *.docker.io "
+                   "and *.docker.com, not to docker.io itself, the registry `docker login` names")
+@pytest.mark.parametrize(("secret", "host"), [("DOCKER_PASSWORD", "docker.io"),
+                                              ("DOCKER_TOKEN", "docker.io")])
+def test_a_registry_owns_its_login(projects: dict[str, Path], secret: str, host: str) -> None:
+    secrets = GovernanceLayer(str(projects["DO"])).secrets()
+    assert secrets is not None and secrets.owns(secret, host)
+
+
+@pytest.mark.parametrize(("secret", "host", "foreign"), [
+    ("GITHUB_TOKEN", "api.github.com", "api.openai.com"),
+    ("GH_TOKEN", "github.com", "gitlab.com"),
+    ("OPENAI_API_KEY", "api.openai.com", "api.github.com"),
+    ("ANTHROPIC_API_KEY", "api.anthropic.com", "api.openai.com"),
+    ("AWS_SECRET_ACCESS_KEY", "sts.amazonaws.com", "storage.googleapis.com"),
+    ("DOCKER_PASSWORD", "registry-1.docker.io", "ghcr.io")])
+def test_a_secret_belongs_to_its_provider_and_to_no_other(
+        projects: dict[str, Path], secret: str, host: str, foreign: str) -> None:
+    secrets = GovernanceLayer(str(projects["DO"])).secrets()
+    assert secrets is not None and secrets.owns(secret, host)
+    for other in (foreign, "collector.example", f"{host}.collector.example"):
+        assert not secrets.owns(secret, other), other
