@@ -74,15 +74,44 @@ class Secrets:
         if found is not None and self._kind("not_paths", literal) is None:
             return found
         try:
-            system.lstat(joined)
+            info = system.lstat(joined)
         except (OSError, ValueError):
             return None
         real = system.realpath(joined).lower()   # an exception's name does not hide a link's
-        if real == literal:                       # target (docs/.env.example -> ~/.aws/...)
-            return None
-        found = self._kind("paths", real)
-        if found is None or self._kind("not_paths", real) is not None:
-            return None
+        found = self._kind("paths", real) if real != literal else None   # target
+        if found is not None and self._kind("not_paths", real) is None:
+            return found
+        if info.st_nlink > 1 and info.st_mode & 0o170000 == 0o100000:   # a hard link
+            return self._inodes().get((info.st_dev, info.st_ino))
+        return None
+
+    def _inodes(self) -> dict[tuple[int, int], str]:
+        """(device, inode) -> pattern of the secret files that can be listed: the places
+        outside the project (a folder's files for ``DIR/*``) and the secret names at the
+        project's root. Looked at only for a file with more than one name."""
+        found: dict[tuple[int, int], str] = {}
+        candidates: list[tuple[str, str]] = []
+        for _head, _place, pattern in self._places("paths"):
+            place = system.expanduser(pattern) if pattern.startswith("~/") else pattern
+            if not place.startswith("/"):
+                continue          # $VAR/...: matched by name, not listed
+            folder, _, rest = place.rpartition("/")
+            if rest == "*" and not any(c in folder for c in "*?["):
+                try:
+                    candidates += [(system.join(folder, n), pattern)
+                                   for n in system.listdir(folder)[:200]]
+                except OSError:
+                    continue
+            elif not any(c in place for c in "*?["):
+                candidates.append((place, pattern))
+        names = self.spec["paths"][0]
+        candidates += [(system.join(self.project_dir, n), str(n)) for n in sorted(names)]
+        for where, pattern in candidates:
+            try:
+                info = system.stat(where)
+            except (OSError, ValueError):
+                continue
+            found.setdefault((info.st_dev, info.st_ino), pattern)
         return found
 
     def glob(self, pattern: str) -> str | None:
@@ -109,7 +138,7 @@ class Secrets:
                                    system.realpath(joined).lower())):
             inside = full.rstrip("/") + "/"
             for _head, place, pattern in self._places("paths"):
-                if place.startswith(inside) and not place.startswith(inside + "*"):
+                if place.startswith(inside):
                     return pattern
         return None
 

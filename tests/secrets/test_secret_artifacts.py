@@ -247,7 +247,7 @@ def test_the_taint_file_holds_names_only(
     assert set(record) == {"until", "sources"}
     sources = record["sources"]
     # the secret-read acts' names (a secrets.paths pattern) and the result screen's kinds
-    assert ".env" in sources and {"id_rsa", "~/.ssh/*"} & set(sources), sources
+    assert ".env" in sources and {"id_rsa", "id_rsa*", "~/.ssh/*"} & set(sources), sources
     assert any("in a Bash result" in s for s in sources), sources
     assert leaks(planted, {str(path): path.read_bytes()}) == []
     # names only: every source is a pattern, a variable, or a sentence naming a kind and a tool
@@ -272,9 +272,6 @@ def test_a_tainted_session_cannot_reach_an_unknown_host(
     assert leaks(planted, written(planted)) == []
 
 
-@pytest.mark.xfail(strict=False, reason="product bug: a key in a WebFetch URL's host name is "
-                   "recorded lower-cased in the act's reason and hosts, where the ledger's "
-                   "redaction (case-sensitive for AWS key ids) does not see it")
 def test_a_key_in_the_host_name_is_not_recorded(planted: Planted) -> None:
     key = "AKIA" + "".join(secrets.choice(string.ascii_uppercase + string.digits)
                            for _ in range(16))
@@ -285,9 +282,6 @@ def test_a_key_in_the_host_name_is_not_recorded(planted: Planted) -> None:
     assert found == []
 
 
-@pytest.mark.xfail(strict=False, reason="product bug: PostToolUseFailure is not screened for "
-                   "secret-shaped values, so a failing command that printed a token (the model "
-                   "sees its error text) leaves the session untainted")
 def test_a_failing_call_that_shows_a_secret_taints_the_session(planted: Planted) -> None:
     from governance.policy.taint import taint_path
 

@@ -236,8 +236,6 @@ def shows_value(project: Path, cases: list[dict[str, Any]], strict: bool) -> lis
     return shown
 
 
-@pytest.mark.xfail(strict=False, reason="product bug: a token in a WebFetch URL's host name is "
-                   "repeated, lower-cased, in the act's reason and hosts (see each case's bug)")
 def test_a_token_in_the_host_name_is_not_repeated(projects: dict[str, Path]) -> None:
     bugs = [c for c in TOOL_ATTACKS if c.get("bug")]
     shown = shows_value(projects["EXPLORE"], bugs, strict=False)
@@ -245,9 +243,6 @@ def test_a_token_in_the_host_name_is_not_repeated(projects: dict[str, Path]) -> 
     assert not shown, shown
 
 
-@pytest.mark.xfail(strict=False, reason="product bug: the WebFetch rule blocks a URL whose key-like "
-                   "name is next to a low-entropy word or placeholder (the redaction screen, which "
-                   "may over-redact, is used as a block rule)")
 def test_known_false_positives(projects: dict[str, Path]) -> None:
     bugs = [c for c in HARMLESS if c.get("bug")]
     result = measure(projects, bugs)
@@ -255,9 +250,6 @@ def test_known_false_positives(projects: dict[str, Path]) -> None:
     assert not result["flagged"], result["flagged"]
 
 
-@pytest.mark.xfail(strict=False, reason="tool-level gaps of the layer, each case's gap says which: "
-                   "Grep globs, links, other users' files, backups, percent-encoding, MCP "
-                   "fetch tools")
 def test_tool_level_gaps(projects: dict[str, Path]) -> None:
     result = measure(projects, GAPS)
     report("Tool-level gaps", GAPS, result)
@@ -310,8 +302,6 @@ def test_caught_attempts_are_stopped_in_every_state(projects: dict[str, Path]) -
     assert len(slipped) <= (1 - CAUGHT_TARGET) * len(BASH_ATTACKS) * len(STATES), slipped
 
 
-@pytest.mark.xfail(strict=False, reason="product bug: secrets.owners gives DOCKER_* to *.docker.io "
-                   "and *.docker.com, not to docker.io itself, the registry `docker login` names")
 @pytest.mark.parametrize(("secret", "host"), [("DOCKER_PASSWORD", "docker.io"),
                                               ("DOCKER_TOKEN", "docker.io")])
 def test_a_registry_owns_its_login(projects: dict[str, Path], secret: str, host: str) -> None:
