@@ -23,17 +23,21 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
+def _parsed(lines: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            rec = jsoncodec.loads(line.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict):
+            yield rec
+
+
 def records(project: str) -> Iterator[dict[str, Any]]:
     """The trace's records, oldest first, read line by line across its segments."""
     for name in trace.files(project):
         with open(name, "rb") as fh:
-            for line in fh:
-                try:
-                    rec = jsoncodec.loads(line.decode("utf-8"))
-                except (ValueError, UnicodeDecodeError):
-                    continue
-                if isinstance(rec, dict):
-                    yield rec
+            yield from _parsed(iter(fh))
 
 
 def newest(project: str) -> Iterator[dict[str, Any]]:
@@ -41,13 +45,7 @@ def newest(project: str) -> Iterator[dict[str, Any]]:
     from governance.ledger.reader import backward
 
     for name in reversed(trace.files(project)):
-        for line in backward(name):
-            try:
-                rec = jsoncodec.loads(line.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if isinstance(rec, dict):
-                yield rec
+        yield from _parsed(backward(name))
 
 
 def verify(project: str) -> tuple[int, list[str]]:

@@ -63,10 +63,10 @@ def backward(path: str) -> Iterator[bytes]:
             yield tail
 
 
-def newest(gov_dir: str, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
-    """Every parseable record, newest first, across the live ledger and its sealed segments;
-    with ``needle``, only records whose line holds those bytes (found before any is parsed).
-    Raises LedgerError at a record in a later ledger format than this code reads."""
+def _newest(gov_dir: str, needle: bytes | None = None
+            ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file, record) for every parseable record, newest first; with ``needle``, only records
+    whose line holds those bytes (found before any line is parsed)."""
     for path in reversed(ledger_files(gov_dir)):
         for raw in backward(path):
             if needle is not None and needle not in raw:
@@ -79,7 +79,15 @@ def newest(gov_dir: str, needle: bytes | None = None) -> Iterator[dict[str, Any]
                 newer = unknown_format(rec)
                 if newer is not None:
                     raise LedgerError(newer, file=path, fix=UPGRADE)
-                yield rec
+                yield path, rec
+
+
+def newest(gov_dir: str, needle: bytes | None = None) -> Iterator[dict[str, Any]]:
+    """Every parseable record, newest first, across the live ledger and its sealed segments;
+    with ``needle``, only records whose line holds those bytes. Raises LedgerError at a record
+    in a later ledger format than this code reads."""
+    for _path, rec in _newest(gov_dir, needle):
+        yield rec
 
 
 def records(gov_dir: str) -> Iterator[dict[str, Any]]:
@@ -176,21 +184,14 @@ def explain(gov_dir: str, tool_use_id: str) -> dict[str, Any]:
     pre: list[dict[str, Any]] = []
     post: list[dict[str, Any]] = []
     needle = b'"tool_use_id":' + json.dumps(tool_use_id, ensure_ascii=False).encode("utf-8")
-    for path in reversed(ledger_files(gov_dir)):
-        for raw in backward(path):
-            if needle not in raw:
-                continue
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("tool_use_id") == tool_use_id:
-                newer = unknown_format(rec)
-                if newer is not None:
-                    raise LedgerError(newer, file=path, fix=UPGRADE)
-                (pre if rec.get("event") == "PreToolUse" else post).append(rec)
-        if pre:
+    decided_in = None
+    for path, rec in _newest(gov_dir, needle):
+        if decided_in is not None and path != decided_in:
             break
+        if rec.get("tool_use_id") == tool_use_id:
+            (pre if rec.get("event") == "PreToolUse" else post).append(rec)
+            if pre and decided_in is None:
+                decided_in = path
     pre.reverse()
     post.reverse()
     return {"tool_use_id": tool_use_id, "decisions": pre, "results": post}
