@@ -97,17 +97,46 @@ def _exec_act(segment: str, target: str) -> Act:
     return act
 
 
+def _hints(compiled: Any) -> tuple[str, ...]:
+    """The longest literal part of each pattern in a compiled ``secrets`` list (nested tuples,
+    sets and strings), a leading ``~/`` or ``$VAR/`` dropped; ``""`` for a pattern with none."""
+    found: set[str] = set()
+    stack = [compiled]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item[:1] in ("~", "$") and "/" in item:
+                item = item.split("/", 1)[1]
+            pieces, piece, k = [], "", 0
+            while k < len(item):
+                c = item[k]
+                if c == "[" and "]" in item[k + 2:]:
+                    k = item.index("]", k + 2)
+                    c = "*"
+                if c in "*?":
+                    pieces.append(piece)
+                    piece = ""
+                else:
+                    piece += c
+                k += 1
+            found.add(max([*pieces, piece], key=len))
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return tuple(sorted(found))
+
+
 class PathGuard:
     """What the shell analysis asks about paths: whether one is protected (a call), and, for
     archives, patches and git plumbing that write files it must list, the call's folder
     (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
     ``exec_config_paths`` file (``exec_config``)."""
 
-    __slots__ = ("base", "layer")
+    __slots__ = ("base", "hints", "layer")
 
     def __init__(self, layer: GovernanceLayer, base: str) -> None:
         self.layer = layer
         self.base = base
+        self.hints: dict[str, tuple[str, ...]] | None = None   # see ``_screen``
 
     def __call__(self, path: str) -> bool:
         return self.layer.is_protected(path, self.base)
@@ -119,14 +148,47 @@ class PathGuard:
         return self.layer.is_exec_config(path, self.base)
 
     def secret_path(self, path: str) -> str | None:
-        """The ``secrets.paths`` pattern ``path`` matches (a secret file), else None."""
+        """The ``secrets.paths`` pattern ``path`` matches (a secret file, or a folder whose
+        every file is one, such as ``~/.ssh``), else None. A path holding no literal part of any
+        pattern, as written and where it leads, is neither: the shell analysis asks this of
+        every argument, and the matcher is not loaded for it."""
+        lowered = path.lower().rstrip("/") + "/"
+        if not self._screen("paths", lowered):
+            joined = system.join(self.base, system.expanduser(path))
+            try:
+                system.lstat(joined)
+            except (OSError, ValueError):
+                return None
+            if not self._screen("paths", system.realpath(joined).lower() + "/"):
+                return None
         secrets = self.layer.secrets()
-        return None if secrets is None else secrets.path(path, self.base)
+        if secrets is None:
+            return None
+        return secrets.path(path, self.base) or secrets.folder(path, self.base)
 
     def secret_variable(self, name: str) -> bool:
         """Whether the environment variable ``name`` holds a secret."""
+        if not self._screen("variables", name.upper()):
+            return False
         secrets = self.layer.secrets()
         return secrets is not None and secrets.variable(name)
+
+    def names_secret(self, word: str) -> bool:
+        """Whether a plain word may be part of a secret variable's name (``KEY``, ``TOKEN``):
+        what a filter of printed variables (``env | grep WORD``) may keep."""
+        upper = word.upper()
+        if self._screen("variables", upper):
+            return True
+        return any(upper in h for h in (self.hints or {}).get("variables", ()))
+
+    def _screen(self, key: str, text: str) -> bool:
+        """Whether ``text`` holds the longest literal part of one ``secrets`` pattern (a name or
+        path it cannot hold can match no pattern); True when the matrix has no such section."""
+        if self.hints is None:
+            spec = self.layer.matrix.get("secrets") or {}
+            self.hints = {k: _hints(spec.get(k)) for k in ("paths", "variables")}
+        hints = self.hints[key]
+        return bool(hints) and any(h in text for h in hints)
 
     def owns(self, secret: str, host: str) -> bool:
         """Whether ``secret`` (a variable's name, a secret file's pattern) belongs to ``host``."""

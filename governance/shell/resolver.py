@@ -91,6 +91,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             from governance.shell import script
 
             script.evaluator(an, shell["evaluators"][name], base, fields, raws, cmd, seg, depth)
+            flows(an, base, fields, raws, seg, cmd)            # source .env
             return
         name = lookup_name(forms, shell.get("interpreters", {}))
         if name is not None:
@@ -99,6 +100,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             mapped = interpreter.interpret(an, shell["interpreters"][name], name, base, fields,
                                            raws, cmd, seg, depth)
             if mapped is None:
+                flows(an, base, fields, raws, seg, cmd)        # python -c CODE < .env
                 return
             tail = len(mapped) - 1          # python -m json.tool IN OUT: IN OUT keep their text
             kept = raws[len(raws) - tail:] if 0 < tail < len(fields) and \
@@ -132,8 +134,68 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                     fields, raws = aliased, [str(f) for f in aliased]
                     globs = [False] * len(fields)
         plain(an, base, fields, raws, seg, depth, cmd)
+        flows(an, base, fields, raws, seg, cmd)
         return
     an.unknown(seg, "too many wrappers around the command")
+
+
+def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+          cmd: Simple | None) -> None:
+    """The secrets a command reads or carries (``shell.secrets``), read only when it may touch
+    one: a word that expands something, a program that prints the environment or reaches the
+    network, input from a file, or an argument that names a secret file."""
+    if an.flow is None and not _may_touch_secrets(an, base, fields, raws, seg, cmd):
+        return
+    from governance.shell import secrets
+
+    secrets.command(an, base, fields, raws, seg, cmd)
+
+
+_NETWORK_ACTS = ("web-fetch", "local-request", "vcs-push")
+
+
+def expands(raw: str) -> bool:
+    """Whether a word's text may expand a variable or run a command (a superset)."""
+    if "`" in raw:
+        return True
+    k = raw.find("$")
+    while k >= 0:
+        c = raw[k + 1:k + 2]
+        if c.isalpha() or c in "{(_":
+            return True
+        k = raw.find("$", k + 1)
+    return False
+
+
+def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+                       cmd: Simple | None) -> bool:
+    ask = getattr(an.check, "secret_path", None)
+    if ask is None:
+        return False
+    table = an.shell.get("secret_flow") or {}
+    if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
+            any((p, seg) in an.seen for p in _NETWORK_ACTS) or any(expands(r) for r in raws[1:]):
+        return True
+    if cmd is not None and any(r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
+            r.target is not None and "/dev/" in str(r.target.text)) for r in cmd.redirs):
+        return True
+    metadata = table.get("metadata", ())
+    if base in metadata or (len(fields) > 1 and f"{base} {fields[1]}" in metadata):
+        return False
+    for field in fields[1:]:
+        if not field or field[0] == "+":
+            continue
+        if field[0] == "@":
+            field = field[1:]
+        elif "=@" in field:
+            field = field.split("=@", 1)[1]
+        elif field[0] == "-":
+            if field[:2] != "--" or "=" not in field:
+                continue
+            field = field.split("=", 1)[1]
+        if field and ask(field if not an.cwd or field[0] in "/~" else f"{an.cwd}/{field}"):
+            return True
+    return False
 
 
 def _git_folder(an: Walk, fields: list[str | None]) -> None:
