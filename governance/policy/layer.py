@@ -97,46 +97,17 @@ def _exec_act(segment: str, target: str) -> Act:
     return act
 
 
-def _hints(compiled: Any) -> tuple[str, ...]:
-    """The longest literal part of each pattern in a compiled ``secrets`` list (nested tuples,
-    sets and strings), a leading ``~/`` or ``$VAR/`` dropped; ``""`` for a pattern with none."""
-    found: set[str] = set()
-    stack = [compiled]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if item[:1] in ("~", "$") and "/" in item:
-                item = item.split("/", 1)[1]
-            pieces, piece, k = [], "", 0
-            while k < len(item):
-                c = item[k]
-                if c == "[" and "]" in item[k + 2:]:
-                    k = item.index("]", k + 2)
-                    c = "*"
-                if c in "*?":
-                    pieces.append(piece)
-                    piece = ""
-                else:
-                    piece += c
-                k += 1
-            found.add(max([*pieces, piece], key=len))
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
-    return tuple(sorted(found))
-
-
 class PathGuard:
     """What the shell analysis asks about paths: whether one is protected (a call), and, for
     archives, patches and git plumbing that write files it must list, the call's folder
     (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
     ``exec_config_paths`` file (``exec_config``)."""
 
-    __slots__ = ("base", "hints", "layer")
+    __slots__ = ("base", "layer")
 
     def __init__(self, layer: GovernanceLayer, base: str) -> None:
         self.layer = layer
         self.base = base
-        self.hints: dict[str, tuple[str, ...]] | None = None   # see ``_screen``
 
     def __call__(self, path: str) -> bool:
         return self.layer.is_protected(path, self.base)
@@ -173,22 +144,26 @@ class PathGuard:
         secrets = self.layer.secrets()
         return secrets is not None and secrets.variable(name)
 
+    def may_name_secret(self, text: str) -> bool:
+        """Whether ``text`` (inline code) holds a literal part of a secret file's pattern."""
+        return self._screen("paths", text.lower())
+
     def names_secret(self, word: str) -> bool:
         """Whether a plain word may be part of a secret variable's name (``KEY``, ``TOKEN``):
         what a filter of printed variables (``env | grep WORD``) may keep."""
         upper = word.upper()
-        if self._screen("variables", upper):
-            return True
-        return any(upper in h for h in (self.hints or {}).get("variables", ()))
+        hints = ((self.layer.matrix.get("secrets") or {}).get("hints") or {}).get("variables")
+        return self._screen("variables", upper) or hints is None or any(upper in h for h in hints)
 
     def _screen(self, key: str, text: str) -> bool:
         """Whether ``text`` holds the longest literal part of one ``secrets`` pattern (a name or
-        path it cannot hold can match no pattern); True when the matrix has no such section."""
-        if self.hints is None:
-            spec = self.layer.matrix.get("secrets") or {}
-            self.hints = {k: _hints(spec.get(k)) for k in ("paths", "variables")}
-        hints = self.hints[key]
-        return bool(hints) and any(h in text for h in hints)
+        path that holds none can match no pattern; ``compiler.secret_hints``). False without a
+        ``secrets`` section; True for a compiled form without the hints."""
+        spec = self.layer.matrix.get("secrets")
+        if not spec:
+            return False
+        hints = (spec.get("hints") or {}).get(key)
+        return hints is None or any(h in text for h in hints)
 
     def owns(self, secret: str, host: str) -> bool:
         """Whether ``secret`` (a variable's name, a secret file's pattern) belongs to ``host``."""

@@ -406,8 +406,9 @@ class _Analysis:
             from governance.shell import streams
 
             streams.inline(self, language, code, seg, depth)
-        if (language != "awk" or "ENVIRON" in code) and \
-                getattr(self.check, "secret_path", None) is not None:
+        names = getattr(self.check, "may_name_secret", None)
+        if names is not None and (language != "awk" or "ENVIRON" in code) and (
+                "env" in code.lower() or names(code)):
             from governance.shell import secrets  # os.environ, process.env, open(".env")
 
             secrets.inline(self, language, code, seg)
