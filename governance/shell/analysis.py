@@ -318,6 +318,10 @@ class _Analysis:
                 self.remember_file(value, cmd, append=op in (">>", "&>>"))
             elif op in ("<", "<&") and redir.target is not None:
                 value = self.expand_one(redir.target.parts)
+                if not cmd.words and getattr(self.check, "secret_path", None) is not None:
+                    from governance.shell.secrets import compound  # while ...; done < .env
+
+                    compound(self, value, word_text(redir.target), seg)
                 if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                     self.add("web-fetch", seg, f"redirection {op} from {word_text(redir.target)} "
                                                "opens a network connection")

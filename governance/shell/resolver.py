@@ -65,8 +65,11 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         if name is not None:
             from governance.shell import wrapper
 
+            mark = len(an.acts)
             start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth,
                                    cmd)
+            if shell["wrappers"][name].get("primitive") in _NETWORK_ACTS:   # ssh HOST "echo $T"
+                flows(an, base, fields, raws, seg, cmd, mark, files=False)
             if start is None:
                 return
             if start > 1 and any((r if f is None else f)[:1] == "-"
@@ -91,16 +94,17 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             from governance.shell import script
 
             script.evaluator(an, shell["evaluators"][name], base, fields, raws, cmd, seg, depth)
-            flows(an, base, fields, raws, seg, cmd)            # source .env
+            flows(an, base, fields, raws, seg, cmd, len(an.acts))   # source .env
             return
         name = lookup_name(forms, shell.get("interpreters", {}))
         if name is not None:
             from governance.shell import interpreter
 
+            mark = len(an.acts)
             mapped = interpreter.interpret(an, shell["interpreters"][name], name, base, fields,
                                            raws, cmd, seg, depth)
             if mapped is None:
-                flows(an, base, fields, raws, seg, cmd)        # python -c CODE < .env
+                flows(an, base, fields, raws, seg, cmd, mark)   # python -c CODE < .env
                 return
             tail = len(mapped) - 1          # python -m json.tool IN OUT: IN OUT keep their text
             kept = raws[len(raws) - tail:] if 0 < tail < len(fields) and \
@@ -133,22 +137,25 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 if aliased is not None:
                     fields, raws = aliased, [str(f) for f in aliased]
                     globs = [False] * len(fields)
+        mark = len(an.acts)
         plain(an, base, fields, raws, seg, depth, cmd)
-        flows(an, base, fields, raws, seg, cmd)
+        flows(an, base, fields, raws, seg, cmd, mark)
         return
     an.unknown(seg, "too many wrappers around the command")
 
 
 def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-          cmd: Simple | None) -> None:
+          cmd: Simple | None, mark: int, files: bool = True) -> None:
     """The secrets a command reads or carries (``shell.secrets``), read only when it may touch
     one: a word that expands something, a program that prints the environment or reaches the
-    network, input from a file, or an argument that names a secret file."""
-    if an.flow is None and not _may_touch_secrets(an, base, fields, raws, seg, cmd):
+    network, input from a file, or an argument that names a secret file. ``mark``: how many
+    acts there were before the command's own; ``files``: whether its arguments name local
+    files (not those of a command ssh runs on the remote host)."""
+    if an.flow is None and not _may_touch_secrets(an, base, fields, raws, seg, cmd, mark):
         return
     from governance.shell import secrets
 
-    secrets.command(an, base, fields, raws, seg, cmd)
+    secrets.command(an, base, fields, raws, seg, cmd, mark, files)
 
 
 _NETWORK_ACTS = ("web-fetch", "local-request", "vcs-push")
@@ -168,13 +175,14 @@ def expands(raw: str) -> bool:
 
 
 def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-                       cmd: Simple | None) -> bool:
+                       cmd: Simple | None, mark: int) -> bool:
     ask = getattr(an.check, "secret_path", None)
     if ask is None:
         return False
     table = an.shell.get("secret_flow") or {}
     if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
-            any((p, seg) in an.seen for p in _NETWORK_ACTS) or any(expands(r) for r in raws[1:]):
+            any(a.primitive in _NETWORK_ACTS for a in an.acts[mark:]) or \
+            any(expands(r) for r in raws[1:]):
         return True
     if cmd is not None and any(r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
             r.target is not None and "/dev/" in str(r.target.text)) for r in cmd.redirs):

