@@ -275,6 +275,10 @@ class _Analysis:
                 from governance.shell.loops import bind_loop
 
                 bind_loop(self, cmd.loop, cmd.inert)
+                if getattr(self.check, "secret_path", None) is not None:
+                    from governance.shell.secrets import loop  # for l in $(cat .env)
+
+                    loop(self, cmd.loop)
             for name, value in cmd.assigns:
                 parts = value.parts
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined

@@ -181,6 +181,7 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
         return False
     table = an.shell.get("secret_flow") or {}
     if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
+            base in table.get("secret_commands", ()) or \
             any(a.primitive in _NETWORK_ACTS for a in an.acts[mark:]) or \
             any(expands(r) for r in raws[1:]):
         return True
@@ -188,7 +189,7 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
             r.target is not None and "/dev/" in str(r.target.text)) for r in cmd.redirs):
         return True
     metadata = table.get("metadata", ())
-    if base in metadata or (len(fields) > 1 and f"{base} {fields[1]}" in metadata):
+    if base in metadata and base != "git":
         return False
     for field in fields[1:]:
         if not field or field[0] == "+":

@@ -234,6 +234,7 @@ class SecretFlowModel(_Strict):
     sinks: list[str] = []
     credential_options: dict[str, list[str]] = {}
     default_hosts: dict[str, str] = {}
+    secret_commands: dict[str, str] = {}
 
 
 class ShellModel(_Strict):
@@ -506,9 +507,19 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                         "credential_options": {k: list(v) for k, v in
                                                model.secret_flow.credential_options.items()},
                         "default_hosts": {k: v.lower() for k, v in
-                                          model.secret_flow.default_hosts.items()}},
+                                          model.secret_flow.default_hosts.items()},
+                        "secret_commands": _by_program(model.secret_flow.secret_commands)},
         "primitives": sorted(primitives),
     }
+
+
+def _by_program(commands: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``{"gh auth token": "GH_TOKEN"}`` as ``{"gh": {"gh auth token": "GH_TOKEN"}}``: a
+    command's first word finds the lines to compare."""
+    out: dict[str, dict[str, str]] = {}
+    for line, name in commands.items():
+        out.setdefault(line.split()[0], {})[" ".join(line.split())] = name.upper()
+    return out
 
 
 def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:

