@@ -41,11 +41,13 @@ Carried = tuple[str, str, str]   # (label, how it got here, where it goes)
 class Flow:
     """What carries a secret so far in one command."""
 
-    __slots__ = ("cmds", "files", "pending", "reads", "remotes", "sourced", "staged", "vars")
+    __slots__ = ("cmds", "files", "pending", "reads", "remotes", "segs", "sourced", "staged",
+                 "vars")
 
     def __init__(self) -> None:
         self.vars: dict[str, list[str]] = {}          # variable -> the secrets it holds
         self.cmds: dict[int, list[str]] = {}          # id(Simple) -> what its output holds
+        self.segs: dict[str, list[str]] = {}          # a segment -> what its output holds
         self.reads: list[tuple[str, list[str]]] = []  # a command's text -> what its output holds
         self.files: dict[str, list[str]] = {}         # a file written here -> what it holds
         self.remotes: dict[str, tuple[list[str], str]] = {}   # git remote -> its URL's secrets, host
@@ -186,9 +188,9 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
         elif redir.op in ("<<", "<<-") and redir.body:
             found.extend(word(an, redir.body))
     if cmd.piped_from is not None and state is not None:
-        source = cmd.piped_from
+        source = cmd.piped_from             # bash -c 'cat .env' | nc: what ran inside it
         found.extend((label, f"the output of `{source.segment}`")
-                     for label in state.cmds.get(id(source), ()))
+                     for label in state.cmds.get(id(source), state.segs.get(source.segment, ())))
     return found
 
 
@@ -258,7 +260,7 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     labels = list(dict.fromkeys([*(c[0] for c in everything), *dumped]))
     if not labels:
         return
-    _remember(an, base, fields, raws, cmd, labels, named)
+    _remember(an, base, fields, raws, seg, cmd, labels, named)
 
 
 def _written(base: str, fields: list[str | None]) -> set[int]:
@@ -309,12 +311,13 @@ def _printed(base: str, fields: list[str | None], table: dict[str, Any]) -> list
     lines = table.get("secret_commands", {}).get(base)
     if not lines:
         return []
-    words = [f for f in fields if f is not None and f[:1] != "-"]
-    words[0] = base
-    for k in range(len(words), 1, -1):
-        name = lines.get(" ".join(words[:k]))
-        if name is not None:
-            return [f"${name}"]
+    for words in ([f for f in fields if f is not None],
+                  [f for f in fields if f is not None and f[:1] != "-"]):
+        words[0] = base
+        for k in range(min(len(words), 6), 1, -1):
+            name = lines.get(" ".join(words[:k]))
+            if name is not None:
+                return [f"${name}"]
     return []
 
 
@@ -530,6 +533,7 @@ def compound(an: Walk, value: str | None, raw: str, seg: str) -> None:
     if label is not None:
         _read(an, seg, f"the commands read {raw}, which holds credentials (secrets.paths: "
                        f"{label})", [label])
+        flow(an).reads.append((seg, [label]))        # "$(< .env)" is its content
 
 
 def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
@@ -583,11 +587,12 @@ _READING_PROGRAMS = frozenset((
     "code", "view", "source", ".", "python", "python3", "node", "ruby", "perl", "php"))
 
 
-def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str],
+def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
               cmd: Simple | None, labels: list[str], named: list[Carried]) -> None:
     """What later commands may read of this one: its output, the files and variables it
     wrote, a git remote's URL."""
     state = flow(an)
+    state.segs[seg] = list(dict.fromkeys([*state.segs.get(seg, ()), *labels]))
     if cmd is not None:
         state.cmds[id(cmd)] = labels
         state.reads.append((cmd.segment, labels))
@@ -684,6 +689,8 @@ def inline(an: Walk, language: str, code: str, seg: str) -> None:
             labels.append(label)
     if not labels:
         return
+    state = flow(an)                               # perl -e 'open F, ".env" ...' | nc host
+    state.segs[seg] = list(dict.fromkeys([*state.segs.get(seg, ()), *labels]))
     network = [an.seen[(p, seg)] for p in NETWORK if (p, seg) in an.seen]
     if network:
         from governance.shell.endpoint import host_of
