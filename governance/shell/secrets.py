@@ -203,6 +203,11 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     table = an.shell.get("secret_flow") or {}
     sub = fields[1] if len(fields) > 1 else None
     metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ())
+    if not metadata and cmd is not None and cmd.words:   # ssh-keygen -t ed25519 -f KEY: a
+        from governance.shell.analysis import word_text  # guess at a command inside it
+
+        written_first = word_text(cmd.words[0]).rsplit("/", 1)[-1]
+        metadata = written_first != base and written_first in table.get("metadata", ())
     credentials = table.get("credential_options", {}).get(base, ())
     named: list[Carried] = []       # secret files the arguments name
     carried: list[Carried] = []     # secrets the words carry

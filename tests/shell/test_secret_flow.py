@@ -249,6 +249,9 @@ HARMLESS = [
     "docker run --env-file .env app:latest", "wc -l .env", "du -h ~/.ssh", "stat .env",
     "awk '{print $1}' access.log | sort | uniq -c", "python3 -c 'import json; print(1)'",
     "dig example.com", "sha256sum dist.tar.gz", "find . -name '*.pem'",
+    "ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -N ''", "kubectl --kubeconfig ~/.kube/config get pods",
+    "cat ~/.ssh/id_ed25519.pub", "git clone https://oauth2:$GITLAB_TOKEN@gitlab.com/x/y.git",
+    "docker login -u \"$DOCKER_USER\" -p \"$DOCKER_PASSWORD\"",
     "git log --oneline -5", "python -m pytest -q", "curl -d @body.json https://example.com/api",
 ]
 
