@@ -325,7 +325,7 @@ class _Analysis:
                 if not cmd.words and getattr(self.check, "secret_path", None) is not None:
                     from governance.shell.secrets import compound  # while ...; done < .env
 
-                    compound(self, value, word_text(redir.target), seg)
+                    compound(self, value, word_text(redir.target), seg, cmd)
                 if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                     self.add("web-fetch", seg, f"redirection {op} from {word_text(redir.target)} "
                                                "opens a network connection")

