@@ -66,6 +66,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             from governance.shell import wrapper
 
             mark = len(an.acts)
+            if shell["wrappers"][name].get("fanout") and cmd is not None and \
+                    getattr(an.check, "secret_path", None) is not None and \
+                    any(f is not None and f.startswith(("-a", "--arg-file")) for f in fields):
+                from governance.shell.secrets import argument_file  # xargs -a .env CMD
+
+                argument_file(an, fields, cmd)
             start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth,
                                    cmd)
             if shell["wrappers"][name].get("primitive") in _NETWORK_ACTS:   # ssh HOST "echo $T"

@@ -41,8 +41,8 @@ Carried = tuple[str, str, str]   # (label, how it got here, where it goes)
 class Flow:
     """What carries a secret so far in one command."""
 
-    __slots__ = ("cmds", "files", "pending", "reads", "remotes", "segs", "sourced", "staged",
-                 "vars")
+    __slots__ = ("args", "cmds", "files", "pending", "reads", "remotes", "segs", "sourced",
+                 "staged", "vars")
 
     def __init__(self) -> None:
         self.vars: dict[str, list[str]] = {}          # variable -> the secrets it holds
@@ -54,6 +54,7 @@ class Flow:
         self.sourced: list[str] = []                  # secret files sourced (not read here)
         self.pending: dict[int, tuple[str, str]] = {}  # id(Simple) -> a print its reader may hide
         self.staged: list[str] = []                   # secret files git add staged
+        self.args: dict[int, list[tuple[str, str]]] = {}   # id(Simple) -> xargs -a FILE
 
 
 def flow(an: Walk) -> Flow:
@@ -227,6 +228,9 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
+    if an.flow is not None and cmd is not None and id(cmd) in an.flow.args:   # xargs -a .env
+        named.extend((label, f"the secret file {path}", "in the arguments")
+                     for label, path in an.flow.args[id(cmd)])
     printed = _printed(base, fields, table)
     dumped = _dump(an, base, fields, table) + printed
     if base == "git" and sub in ("add", "stage"):                # git add .env && git push
@@ -674,6 +678,19 @@ def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str], se
     elif base == "git" and len(fields) > 4 and fields[1] == "remote" and \
             fields[2] in ("add", "set-url") and fields[3] is not None:
         state.remotes[str(fields[3])] = (labels, _named(fields[4], raws[4]))
+
+
+def argument_file(an: Walk, fields: list[str | None], cmd: Simple) -> None:
+    """``xargs -a FILE CMD``: CMD's arguments are the lines of FILE."""
+    for k, field in enumerate(fields[1:], 1):
+        if field is None:
+            continue
+        path = fields[k + 1] if field in ("-a", "--arg-file") and k + 1 < len(fields) else \
+            field.split("=", 1)[1] if field.startswith("--arg-file=") else \
+            field[2:] if field.startswith("-a") and len(field) > 2 else None
+        label = secret_file(an, path)
+        if label is not None:
+            flow(an).args[id(cmd)] = [(label, str(path))]
 
 
 def loop(an: Walk, name: str) -> None:
