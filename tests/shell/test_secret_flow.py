@@ -356,3 +356,31 @@ def test_commands_that_print_a_credential_are_secret_read(layer: Any, command: s
 ])
 def test_a_credential_used_where_it_belongs_is_quiet(layer: Any, command: str) -> None:
     assert not primitives(layer, command) & {"exfiltration", "secret-read"}, command
+
+
+def test_an_ordinary_pipeline_loads_nothing_for_secrets(layer: Any) -> None:
+    """The hot path: a command that names no secret, expands nothing and reaches no network
+    loads neither the flow module nor the matcher (each argument is screened by text)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    command = ("cat access.log | grep -v healthz | awk '{print $1}' | sort | uniq -c | "
+               "sort -rn | head -20 | tee top.txt | wc -l")
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from governance.policy.layer import GovernanceLayer\n"
+        f"layer = GovernanceLayer({layer.project_dir!r})\n"
+        f"layer.acts_for('Bash', {{'command': 'true'}}, {layer.project_dir!r})\n"
+        "before = set(sys.modules)\n"
+        f"acts, _ = layer.acts_for('Bash', {{'command': {command!r}}}, {layer.project_dir!r})\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env={"HOME": layer.test_home, "PATH": "/usr/bin:/bin"}).stdout
+    loaded = set(json.loads(out))
+    assert not loaded & {"governance.shell.secrets", "governance.policy.secrets",
+                         "governance.policy.wildcard"}, loaded
