@@ -189,13 +189,13 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
     if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
             base in table.get("secret_commands", ()) or \
             any(a.primitive in _NETWORK_ACTS for a in an.acts[mark:]) or \
-            any(expands(r) for r in raws[1:]):
+            any(f is None or expands(r) for f, r in zip(fields[1:], raws[1:], strict=False)):
         return True
     if cmd is not None and any(r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
             r.target is not None and "/dev/" in str(r.target.text)) for r in cmd.redirs):
         return True
     metadata = table.get("metadata", ())
-    if base in metadata and base != "git":
+    if base in metadata and base not in ("git", "ln", "mv"):    # ln -s .env x: x is .env
         return False
     for field in fields[1:]:
         if not field or field[0] == "+":

@@ -102,7 +102,8 @@ def paths(field: str | None) -> str | None:
         return field[1:] or None
     if "=@" in field:
         return field.split("=@", 1)[1] or None
-    if field[0] == "-":
+    if "=" in field and field[0] != "-" and field.split("=", 1)[0].isidentifier():
+        return field.split("=", 1)[1] or None            # dd if=.env
         return field.split("=", 1)[1] if field[:2] == "--" and "=" in field else None
     if field[0] == "+":
         return None
@@ -126,15 +127,17 @@ def references(raw: str) -> list[str]:
             continue
         elif c == "$" and k + 1 < n:
             j = k + 1
+            indirect = ""
             if raw[j] == "{":
                 j += 1
+                indirect = "!" if raw[j:j + 1] == "!" else ""
                 while j < n and raw[j] in "#!":
                     j += 1
             start = j
             while j < n and (raw[j].isalnum() or raw[j] == "_"):
                 j += 1
             if j > start and not raw[start].isdigit():
-                names.append(raw[start:j])
+                names.append(indirect + raw[start:j])   # ${!n}: the variable n names
             k = max(j, k + 1)
             continue
         k += 1
@@ -148,6 +151,10 @@ def word(an: Walk, raw: str, field: str | None = None) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     state = an.flow
     for name in references(raw):
+        if name[:1] == "!":
+            name = an.vars.get(name[1:]) or ""
+            if not name.isidentifier():
+                continue
         if state is not None and name in state.vars:
             found.extend((label, f"through ${name}") for label in state.vars[name])
         elif secret_variable(an, name):
@@ -222,7 +229,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         used = option in credentials or k in written or text.split("=", 1)[0] in credentials
         option = text if text[:1] == "-" and "=" not in text else None
         if files and not metadata and not used and raw not in an.prose:   # not -m TEXT
-            path = paths(field) if field is not None else home(None, paths(raw.replace('"', "")) or "")
+            path = paths(field) if field is not None else (
+                home(None, paths(raw.replace('"', "")) or "") or _placeholder(raw))
             label = secret_file(an, path)
             if label is not None:
                 named.append((label, f"the secret file {path}", where))
@@ -231,6 +239,11 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if an.flow is not None and cmd is not None and id(cmd) in an.flow.args:   # xargs -a .env
         named.extend((label, f"the secret file {path}", "in the arguments")
                      for label, path in an.flow.args[id(cmd)])
+    if metadata and base in _COPIERS and files:     # ln -s .env x; mv .env /tmp/x
+        moved = [f for f in fields[1:] if f is not None and f[:1] != "-"]
+        labels_moved = [secret_file(an, paths(f)) for f in moved[:-1]]
+        if len(moved) > 1 and any(labels_moved):
+            flow(an).files[an.where(moved[-1])] = [lb for lb in labels_moved if lb]
     printed = _printed(base, fields, table)
     dumped = _dump(an, base, fields, table) + printed
     if base == "git" and sub in ("add", "stage"):                # git add .env && git push
@@ -459,7 +472,14 @@ def _shaped(raws: list[str]) -> list[Carried]:
     return found
 
 
-def _literal(raw: str) -> str:
+def _placeholder(raw: str) -> str | None:
+    """A path whose expansions are known only at run time, each read as one folder name
+    (``"$DIR/.env"``, ``/proc/$$/environ``): a secret file's name still shows."""
+    text = _literal(raw.replace('"', "").replace("'", ""), "x")
+    return paths(text) if text and " " not in text else None
+
+
+def _literal(raw: str, stand_in: str = " ") -> str:
     """A word's text without its expansions (``k=${TOKEN:-none}`` is ``k= ``)."""
     if "$" not in raw and "`" not in raw:
         return raw
@@ -476,7 +496,7 @@ def _literal(raw: str) -> str:
                 k += 1
                 while k < n and (raw[k].isalnum() or raw[k] == "_"):
                     k += 1
-            out.append(" ")
+            out.append(stand_in)
             continue
         out.append(c)
         k += 1
