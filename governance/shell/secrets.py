@@ -100,8 +100,15 @@ def paths(field: str | None) -> str | None:
         return None
     if field[0] == "@":
         return field[1:] or None
-    if "=@" in field:
-        return field.split("=@", 1)[1] or None
+    kind, colon, rest = field.partition(":")
+    if colon and kind.upper() in ("FILE", "OPEN", "GOPEN", "CREATE", "READLINE"):
+        return rest.split(",", 1)[0] or None             # socat FILE:.env TCP:host:80
+    for mark in ("=@", "=<"):                            # curl -F x=@f, -F "x=<f"
+        if mark in field:
+            return field.split(mark, 1)[1] or None
+    if "@" in field and field.split("@", 1)[0].isidentifier() and "://" not in field and \
+            ":" not in field:
+        return field.split("@", 1)[1] or None           # httpie: field@FILE
     if "=" in field and field[0] != "-" and field.split("=", 1)[0].isidentifier():
         return field.split("=", 1)[1] or None            # dd if=.env
         return field.split("=", 1)[1] if field[:2] == "--" and "=" in field else None
