@@ -280,7 +280,10 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             if pseg in feeding:
                 _hide(an, *state.pending.pop(key))
     if sink:
-        shaped = _shaped(raws)
+        fed_text = [source.segment] if source is not None else []   # echo KEY | nc HOST
+        fed_text += [r.body or "" for r in cmd.redirs] if cmd is not None else []
+        shaped = _shaped(raws) + [(label, how, "on standard input")
+                                  for label, how, _w in _shaped(["", *fed_text])]
         everything.extend(shaped)
         _exfiltration(an, base, seg, everything, hosts)
         if printed:                               # gh auth token: it prints, it sends nothing
@@ -533,8 +536,8 @@ def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
         return
     target = ", ".join(hosts) if hosts != ["?"] else "a host known only at run time"
     parts = [f"{label} ({how}) to {target} {where}" for label, how, where in out[:3]]
-    an.add("exfiltration", seg, f"{base} carries " + "; ".join(parts) +
-           (" and more" if len(out) > 3 else ""))
+    an.add("exfiltration", seg, _named_only(f"{base} carries " + "; ".join(parts) +
+                                            (" and more" if len(out) > 3 else "")))
     act = an.seen[("exfiltration", seg)]
     act.secrets = list(dict.fromkeys([*(act.secrets or ()), *(c[0] for c in out)]))
     act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
@@ -620,7 +623,16 @@ def piped_block(an: Walk, cmd: Simple) -> list[tuple[str, str]]:
             if text and text in inside for label in labels]
 
 
+def _named_only(reason: str) -> str:
+    """A reason with any secret-shaped value in the command text it quotes masked: secrets
+    are named, never shown."""
+    from governance.ledger.redaction import redact
+
+    return redact(reason)
+
+
 def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
+    reason = _named_only(reason)
     an.add("secret-read", seg, reason)
     act = an.seen[("secret-read", seg)]
     act.secrets = list(dict.fromkeys([*(act.secrets or ()), *labels]))
