@@ -103,11 +103,12 @@ class PathGuard:
     (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
     ``exec_config_paths`` file (``exec_config``)."""
 
-    __slots__ = ("base", "layer")
+    __slots__ = ("base", "layer", "secret_files")
 
     def __init__(self, layer: GovernanceLayer, base: str) -> None:
         self.layer = layer
         self.base = base
+        self.secret_files: dict[str, str | None] = {}   # path -> secret_path(path), once
 
     def __call__(self, path: str) -> bool:
         return self.layer.is_protected(path, self.base)
@@ -123,6 +124,12 @@ class PathGuard:
         every file is one, such as ``~/.ssh``), else None. A path holding no literal part of any
         pattern, as written and where it leads, is neither: the shell analysis asks this of
         every argument, and the matcher is not loaded for it."""
+        if path in self.secret_files:
+            return self.secret_files[path]
+        found = self.secret_files[path] = self._secret_path(path)
+        return found
+
+    def _secret_path(self, path: str) -> str | None:
         lowered = path.lower().rstrip("/") + "/"
         if not self._screen("paths", lowered):
             joined = system.join(self.base, system.expanduser(path))
