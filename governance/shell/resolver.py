@@ -187,13 +187,21 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
         return False
     table = an.shell.get("secret_flow") or {}
     if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
-            base in table.get("secret_commands", ()) or \
-            any(a.primitive in _NETWORK_ACTS for a in an.acts[mark:]) or \
-            any(f is None or expands(r) for f, r in zip(fields[1:], raws[1:], strict=False)):
+            base in table.get("secret_commands", ()):
         return True
-    if cmd is not None and any(r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
-            r.target is not None and "/dev/" in str(r.target.text)) for r in cmd.redirs):
-        return True
+    for k in range(mark, len(an.acts)):
+        if an.acts[k].primitive in _NETWORK_ACTS:
+            return True
+    for k in range(1, len(fields)):
+        if fields[k] is None or expands(raws[k]):
+            return True
+    if cmd is not None:
+        for r in cmd.redirs:
+            target = r.target
+            if r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
+                    target is not None and target.text is not None and
+                    "/dev/" in target.text[target.start:target.end]):
+                return True
     metadata = table.get("metadata", ())
     if base in metadata and base not in ("git", "ln", "mv"):    # ln -s .env x: x is .env
         return False
