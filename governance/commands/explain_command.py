@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
         segments = [f"(not parsed: {exc})"]
     result: dict[str, Any] = {
         "command": command, "segments": segments,
-        "acts": [{"primitive": a.primitive, "segment": a.segment, "reason": a.reason}
-                 for a in acts],
+        "acts": [_act(a) for a in acts],
     }
     if layer is not None:
         try:
@@ -96,6 +95,15 @@ def _layer(args: argparse.Namespace) -> tuple[Any, str]:
     return layer, ""
 
 
+def _act(act: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {"primitive": act.primitive, "segment": act.segment,
+                             "reason": act.reason}
+    for key in ("secrets", "hosts"):      # the taint flow: which secret goes to which host
+        if getattr(act, key, None) is not None:
+            found[key] = getattr(act, key)
+    return found
+
+
 def _no_project_protection(path: str) -> bool:
     norm = os.path.normpath(path)
     return norm.startswith((".claude/settings", os.path.join(".claude", "governance")))
@@ -112,6 +120,10 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  {act['primitive']:<18} {action}{act['segment']}")
         if act.get("reason"):
             print(f"  {'':<18} {'':<{len(action)}}({act['reason']})")
+        if act.get("secrets"):
+            print(f"  {'':<18} {'':<{len(action)}}secrets: {', '.join(act['secrets'])}")
+        if act.get("hosts"):
+            print(f"  {'':<18} {'':<{len(action)}}hosts:   {', '.join(act['hosts'])}")
     decision = result.get("decision")
     if decision:
         print(f"State:     {result['state']}")

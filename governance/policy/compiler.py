@@ -440,6 +440,36 @@ def exec_kinds(patterns: list[str]) -> tuple[frozenset[str], frozenset[str], tup
             tuple(elsewhere))
 
 
+def secret_hints(compiled: Any) -> tuple[str, ...]:
+    """The longest literal part of each pattern in a compiled ``secrets`` list (nested tuples,
+    sets and strings), a leading ``~/`` or ``$VAR/`` dropped; ``""`` for a pattern with none. A
+    name or path that holds none of them matches no pattern: the hook's path guard asks the
+    matcher only about one that holds one (``PathGuard.secret_path``)."""
+    found: set[str] = set()
+    stack = [compiled]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item[:1] in ("~", "$") and "/" in item:
+                item = item.split("/", 1)[1]
+            pieces, piece, k = [], "", 0
+            while k < len(item):
+                c = item[k]
+                if c == "[" and "]" in item[k + 2:]:
+                    k = item.index("]", k + 2)
+                    c = "*"
+                if c in "*?":
+                    pieces.append(piece)
+                    piece = ""
+                else:
+                    piece += c
+                k += 1
+            found.add(max([*pieces, piece], key=len))
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return tuple(sorted(found))
+
+
 def _secrets(merged: dict[str, Any], layers: list[_Layer], problems: list[Problem]
              ) -> dict[str, Any]:
     """``secrets`` and ``egress`` as the hook reads them: path patterns sorted as ``exec_kinds``
@@ -486,7 +516,9 @@ def _secrets(merged: dict[str, Any], layers: list[_Layer], problems: list[Proble
                else secret.upper(), tuple(h.lower() for h in hosts))
               for secret, hosts in (spec.get("owners") or {}).items()]
     allow = (merged.get("egress") or {}).get("allow") or []
-    return {"paths": paths("paths"), "not_paths": paths("not_paths"),
-            "variables": names("variables"), "not_variables": names("not_variables"),
+    compiled = {"paths": paths("paths"), "variables": names("variables")}
+    return {"paths": compiled["paths"], "not_paths": paths("not_paths"),
+            "variables": compiled["variables"], "not_variables": names("not_variables"),
+            "hints": {key: secret_hints(value) for key, value in compiled.items()},
             "owners": owners, "egress": tuple(h.lower() for h in allow),
             "taint_seconds": float(spec.get("taint_minutes") or 60) * 60.0}

@@ -103,11 +103,12 @@ class PathGuard:
     (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
     ``exec_config_paths`` file (``exec_config``)."""
 
-    __slots__ = ("base", "layer")
+    __slots__ = ("base", "layer", "secret_files")
 
     def __init__(self, layer: GovernanceLayer, base: str) -> None:
         self.layer = layer
         self.base = base
+        self.secret_files: dict[str, str | None] = {}   # path -> secret_path(path), once
 
     def __call__(self, path: str) -> bool:
         return self.layer.is_protected(path, self.base)
@@ -119,14 +120,57 @@ class PathGuard:
         return self.layer.is_exec_config(path, self.base)
 
     def secret_path(self, path: str) -> str | None:
-        """The ``secrets.paths`` pattern ``path`` matches (a secret file), else None."""
+        """The ``secrets.paths`` pattern ``path`` matches (a secret file, or a folder whose
+        every file is one, such as ``~/.ssh``), else None. A path holding no literal part of any
+        pattern, as written and where it leads, is neither: the shell analysis asks this of
+        every argument, and the matcher is not loaded for it."""
+        if path in self.secret_files:
+            return self.secret_files[path]
+        found = self.secret_files[path] = self._secret_path(path)
+        return found
+
+    def _secret_path(self, path: str) -> str | None:
+        lowered = path.lower().rstrip("/") + "/"
+        if not self._screen("paths", lowered):
+            joined = system.join(self.base, system.expanduser(path))
+            try:
+                system.lstat(joined)
+            except (OSError, ValueError):
+                return None
+            if not self._screen("paths", system.realpath(joined).lower() + "/"):
+                return None
         secrets = self.layer.secrets()
-        return None if secrets is None else secrets.path(path, self.base)
+        if secrets is None:
+            return None
+        return secrets.path(path, self.base) or secrets.folder(path, self.base)
 
     def secret_variable(self, name: str) -> bool:
         """Whether the environment variable ``name`` holds a secret."""
+        if not self._screen("variables", name.upper()):
+            return False
         secrets = self.layer.secrets()
         return secrets is not None and secrets.variable(name)
+
+    def may_name_secret(self, text: str) -> bool:
+        """Whether ``text`` (inline code) holds a literal part of a secret file's pattern."""
+        return self._screen("paths", text.lower())
+
+    def names_secret(self, word: str) -> bool:
+        """Whether a plain word may be part of a secret variable's name (``KEY``, ``TOKEN``):
+        what a filter of printed variables (``env | grep WORD``) may keep."""
+        upper = word.upper()
+        hints = ((self.layer.matrix.get("secrets") or {}).get("hints") or {}).get("variables")
+        return self._screen("variables", upper) or hints is None or any(upper in h for h in hints)
+
+    def _screen(self, key: str, text: str) -> bool:
+        """Whether ``text`` holds the longest literal part of one ``secrets`` pattern (a name or
+        path that holds none can match no pattern; ``compiler.secret_hints``). False without a
+        ``secrets`` section; True for a compiled form without the hints."""
+        spec = self.layer.matrix.get("secrets")
+        if not spec:
+            return False
+        hints = (spec.get("hints") or {}).get(key)
+        return hints is None or any(h in text for h in hints)
 
     def owns(self, secret: str, host: str) -> bool:
         """Whether ``secret`` (a variable's name, a secret file's pattern) belongs to ``host``."""

@@ -37,7 +37,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 16  # bump when the compiled form (or what the compiler puts in it) changes
+FORMAT = 17  # bump when the compiled form (or what the compiler puts in it) changes
 
 
 def _read(path: str) -> bytes | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from governance import system
 from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
-from governance.shell.resolver import plain, resolve
+from governance.shell.resolver import expands, plain, resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,9 +140,9 @@ class _Later:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "ifs", "level",
-                 "limits", "listed", "loops", "names", "origin", "prose", "reads", "root", "scope",
-                 "seen", "shell", "text",
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "flow", "ifs",
+                 "level", "limits", "listed", "loops", "names", "origin", "prose", "reads", "root",
+                 "scope", "seen", "shell", "text",
                  "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
@@ -169,6 +169,7 @@ class _Analysis:
         self.listed = [4000]                  # folder entries globs may still read
         self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
+        self.flow: Any = None                 # what carries a secret so far (``shell.secrets``)
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -274,6 +275,10 @@ class _Analysis:
                 from governance.shell.loops import bind_loop
 
                 bind_loop(self, cmd.loop, cmd.inert)
+                if getattr(self.check, "secret_path", None) is not None:
+                    from governance.shell.secrets import loop  # for l in $(cat .env)
+
+                    loop(self, cmd.loop)
             for name, value in cmd.assigns:
                 parts = value.parts
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
@@ -282,6 +287,10 @@ class _Analysis:
                     self.vars[name] = array(self, str(parts[0][1]))
                 else:
                     self.vars[name] = self.expand_one(parts)
+                if self.flow is not None or self.origin or expands(word_text(value)):
+                    from governance.shell.secrets import assign  # X=$(cat .env)
+
+                    assign(self, name, word_text(value))
                 self.ifs = self.ifs or name == "IFS"
                 if name == "PATH" and value.text is not None:    # PATH=bin:$PATH
                     from governance.shell.names import add_path
@@ -307,14 +316,20 @@ class _Analysis:
                 if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                     self.add("web-fetch", seg, f"redirection {op} to {raw} opens a network "
                                                "connection")
+                    self.seen[("web-fetch", seg)].hosts = [value.split("/")[3] or "?"]
                     continue
                 self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}")
                 self.remember_file(value, cmd, append=op in (">>", "&>>"))
             elif op in ("<", "<&") and redir.target is not None:
                 value = self.expand_one(redir.target.parts)
+                if not cmd.words and getattr(self.check, "secret_path", None) is not None:
+                    from governance.shell.secrets import compound  # while ...; done < .env
+
+                    compound(self, value, word_text(redir.target), seg, cmd)
                 if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                     self.add("web-fetch", seg, f"redirection {op} from {word_text(redir.target)} "
                                                "opens a network connection")
+                    self.seen[("web-fetch", seg)].hosts = [value.split("/")[3] or "?"]
 
     # --- what flows through files and pipes ------------------------------------------------------
     def _key(self, value: str) -> str:
@@ -399,6 +414,12 @@ class _Analysis:
             from governance.shell import streams
 
             streams.inline(self, language, code, seg, depth)
+        names = getattr(self.check, "may_name_secret", None)
+        if names is not None and (language != "awk" or "ENVIRON" in code) and (
+                "env" in code.lower() or names(code)):
+            from governance.shell import secrets  # os.environ, process.env, open(".env")
+
+            secrets.inline(self, language, code, seg)
 
     # --- words -----------------------------------------------------------------------------------
     def expand_one(self, parts: list[Any]) -> str | None:

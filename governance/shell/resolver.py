@@ -65,8 +65,17 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         if name is not None:
             from governance.shell import wrapper
 
+            mark = len(an.acts)
+            if shell["wrappers"][name].get("fanout") and cmd is not None and \
+                    getattr(an.check, "secret_path", None) is not None and \
+                    any(f is not None and f.startswith(("-a", "--arg-file")) for f in fields):
+                from governance.shell.secrets import argument_file  # xargs -a .env CMD
+
+                argument_file(an, fields, cmd)
             start = wrapper.unwrap(an, shell["wrappers"][name], base, fields, raws, seg, depth,
                                    cmd)
+            if shell["wrappers"][name].get("primitive") in _NETWORK_ACTS:   # ssh HOST "echo $T"
+                flows(an, base, fields, raws, seg, cmd, mark, files=False)
             if start is None:
                 return
             if start > 1 and any((r if f is None else f)[:1] == "-"
@@ -91,14 +100,17 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             from governance.shell import script
 
             script.evaluator(an, shell["evaluators"][name], base, fields, raws, cmd, seg, depth)
+            flows(an, base, fields, raws, seg, cmd, len(an.acts))   # source .env
             return
         name = lookup_name(forms, shell.get("interpreters", {}))
         if name is not None:
             from governance.shell import interpreter
 
+            mark = len(an.acts)
             mapped = interpreter.interpret(an, shell["interpreters"][name], name, base, fields,
                                            raws, cmd, seg, depth)
             if mapped is None:
+                flows(an, base, fields, raws, seg, cmd, mark)   # python -c CODE < .env
                 return
             tail = len(mapped) - 1          # python -m json.tool IN OUT: IN OUT keep their text
             kept = raws[len(raws) - tail:] if 0 < tail < len(fields) and \
@@ -131,9 +143,82 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 if aliased is not None:
                     fields, raws = aliased, [str(f) for f in aliased]
                     globs = [False] * len(fields)
+        mark = len(an.acts)
         plain(an, base, fields, raws, seg, depth, cmd)
+        flows(an, base, fields, raws, seg, cmd, mark)
         return
     an.unknown(seg, "too many wrappers around the command")
+
+
+def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+          cmd: Simple | None, mark: int, files: bool = True) -> None:
+    """The secrets a command reads or carries (``shell.secrets``), read only when it may touch
+    one: a word that expands something, a program that prints the environment or reaches the
+    network, input from a file, or an argument that names a secret file. ``mark``: how many
+    acts there were before the command's own; ``files``: whether its arguments name local
+    files (not those of a command ssh runs on the remote host)."""
+    if an.flow is None and not _may_touch_secrets(an, base, fields, raws, seg, cmd, mark):
+        return
+    from governance.shell import secrets
+
+    secrets.command(an, base, fields, raws, seg, cmd, mark, files)
+
+
+_NETWORK_ACTS = ("web-fetch", "local-request", "vcs-push")
+
+
+def expands(raw: str) -> bool:
+    """Whether a word's text may expand a variable or run a command (a superset)."""
+    if "`" in raw:
+        return True
+    k = raw.find("$")
+    while k >= 0:
+        c = raw[k + 1:k + 2]
+        if c.isalpha() or c in "{(_":
+            return True
+        k = raw.find("$", k + 1)
+    return False
+
+
+def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+                       cmd: Simple | None, mark: int) -> bool:
+    ask = getattr(an.check, "secret_path", None)
+    if ask is None:
+        return False
+    table = an.shell.get("secret_flow") or {}
+    if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
+            base in table.get("secret_commands", ()):
+        return True
+    for k in range(mark, len(an.acts)):
+        if an.acts[k].primitive in _NETWORK_ACTS:
+            return True
+    for k in range(1, len(fields)):
+        if fields[k] is None or expands(raws[k]):
+            return True
+    if cmd is not None:
+        for r in cmd.redirs:
+            target = r.target
+            if r.op in ("<", "<&", "<<<") or (r.body and "$" in r.body) or (
+                    target is not None and target.text is not None and
+                    "/dev/" in target.text[target.start:target.end]):
+                return True
+    metadata = table.get("metadata", ())
+    if base in metadata and base not in ("git", "ln", "mv"):    # ln -s .env x: x is .env
+        return False
+    for field in fields[1:]:
+        if not field or field[0] == "+":
+            continue
+        if field[0] == "@":
+            field = field[1:]
+        elif "=@" in field:
+            field = field.split("=@", 1)[1]
+        elif field[0] == "-":
+            if field[:2] != "--" or "=" not in field:
+                continue
+            field = field.split("=", 1)[1]
+        if field and ask(field if not an.cwd or field[0] in "/~" else f"{an.cwd}/{field}"):
+            return True
+    return False
 
 
 def _git_folder(an: Walk, fields: list[str | None]) -> None:

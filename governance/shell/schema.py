@@ -226,6 +226,17 @@ class LimitsModel(_Strict):
     max_depth: int = Field(default=6, ge=0, le=20)
 
 
+class SecretFlowModel(_Strict):
+    """Which programs name a secret file without showing it, print the environment, send
+    their arguments out, or authenticate with a key file (docs/shell.md, "Secrets in commands")."""
+    metadata: list[str] = []
+    dumps: dict[str, list[str]] = {}
+    sinks: list[str] = []
+    credential_options: dict[str, list[str]] = {}
+    default_hosts: dict[str, str] = {}
+    secret_commands: dict[str, str] = {}
+
+
 class ShellModel(_Strict):
     limits: LimitsModel = LimitsModel()
     read_only: list[str] = []
@@ -251,6 +262,7 @@ class ShellModel(_Strict):
     outputs: dict[str, OutputModel] = {}
     output_options: list[str] = []
     output_words: list[str] = []
+    secret_flow: SecretFlowModel = SecretFlowModel()
 
     @field_validator("unknown_destructive_markers", "protected_markers")
     @classmethod
@@ -321,6 +333,7 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
                                   "shells", "local_hosts", "build_folders", "output_options",
                                   "output_words", "block_devices")},
+    **{("secret_flow", key): APPEND for key in ("metadata", "sinks")},
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
     **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
@@ -488,8 +501,25 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                     for name, o in model.outputs.items()},
         "output_options": _flags(model.output_options),
         "output_words": [w.lower() for w in model.output_words],
+        "secret_flow": {"metadata": dict.fromkeys(model.secret_flow.metadata, 1),
+                        "dumps": {k: list(v) for k, v in model.secret_flow.dumps.items()},
+                        "sinks": dict.fromkeys(model.secret_flow.sinks, 1),
+                        "credential_options": {k: list(v) for k, v in
+                                               model.secret_flow.credential_options.items()},
+                        "default_hosts": {k: v.lower() for k, v in
+                                          model.secret_flow.default_hosts.items()},
+                        "secret_commands": _by_program(model.secret_flow.secret_commands)},
         "primitives": sorted(primitives),
     }
+
+
+def _by_program(commands: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``{"gh auth token": "GH_TOKEN"}`` as ``{"gh": {"gh auth token": "GH_TOKEN"}}``: a
+    command's first word finds the lines to compare."""
+    out: dict[str, dict[str, str]] = {}
+    for line, name in commands.items():
+        out.setdefault(line.split()[0], {})[" ".join(line.split())] = name.upper()
+    return out
 
 
 def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:

@@ -29,6 +29,10 @@ class Walk(Protocol):
     checked: dict[str, bool]  # path -> protected, for a path named again
     loops: dict[str, list[str]]   # for NAME in WORDS: the values NAME takes
     text: str                # the whole command
+    check: Any               # the path guard: protected paths, secret files and variables
+    flow: Any                # what carries a secret so far (``shell.secrets``), None until one
+    seen: dict[tuple[str, str], Any]   # (primitive, segment) -> its act
+    acts: list[Any]          # the acts found so far
 
     def command(self, cmd: Any, depth: int, outer: str | None) -> None: ...
 
@@ -61,6 +65,8 @@ class Walk(Protocol):
     def where(self, value: str | None) -> str: ...
 
     def change_dir(self, fields: list[str | None]) -> None: ...
+
+    def folder(self) -> str | None: ...
 
     def stdin_text(self, cmd: Any) -> tuple[str, str | None]: ...
 

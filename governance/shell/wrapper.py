@@ -164,6 +164,10 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             an.plain(default, [default], [default], seg)
         elif not spec.get("primitive"):
             an.add("shell-read", seg, f"{base} runs no command")
+            if base in (an.shell.get("secret_flow") or {}).get("dumps", ()):
+                from governance.shell.resolver import flows  # env alone prints the environment
+
+                flows(an, base, fields[:i], raws[:i], seg, cmd, len(an.acts))
         return None
     replaces = any(o in ("-I", "-i", "--replace") or o.startswith(("-I", "--replace="))
                    for o in seen)          # xargs -I{}: arguments replace {}, none are added

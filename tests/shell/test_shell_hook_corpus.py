@@ -26,7 +26,9 @@ def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
     cases = load_corpus()
 
     def run(index: int) -> tuple[int, dict[str, object]]:
+        # a session each: a case that reads a secret (`env`) must not taint the others' session
         payload = dict(template, tool_use_id=f"toolu_corpus_{index:04d}",
+                       session_id=f"corpus-{index:04d}",
                        tool_input={"command": cases[index].command})
         done = run_command(command, json.dumps(payload), cwd=str(project))
         assert done.returncode == 0, done.stderr

