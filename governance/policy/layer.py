@@ -172,6 +172,20 @@ class PathGuard:
         hints = (spec.get("hints") or {}).get(key)
         return hints is None or any(h in text for h in hints)
 
+    @staticmethod
+    def shaped(text: str) -> list[str]:
+        """The kinds of secret-shaped values in ``text`` (the ledger's redaction screen)."""
+        from governance.ledger.redaction import kinds
+
+        return kinds(text)
+
+    @staticmethod
+    def redact(text: str) -> str:
+        """``text`` with its secret-shaped values masked."""
+        from governance.ledger.redaction import redact
+
+        return redact(text)
+
     def owns(self, secret: str, host: str) -> bool:
         """Whether ``secret`` (a variable's name, a secret file's pattern) belongs to ``host``."""
         secrets = self.layer.secrets()

@@ -185,7 +185,6 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
     """(label, how) for each secret a command reads on standard input."""
     if cmd is None:
         return []
-    from governance.shell.analysis import word_text
 
     found: list[tuple[str, str]] = []
     state = an.flow
@@ -221,7 +220,6 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     sub = fields[1] if len(fields) > 1 else None
     metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ())
     if not metadata and cmd is not None and cmd.words:   # ssh-keygen -t ed25519 -f KEY: a
-        from governance.shell.analysis import word_text  # guess at a command inside it
 
         written_first = word_text(cmd.words[0]).rsplit("/", 1)[-1]
         metadata = written_first != base and written_first in table.get("metadata", ())
@@ -282,8 +280,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if sink:
         fed_text = [source.segment] if source is not None else []   # echo KEY | nc HOST
         fed_text += [r.body or "" for r in cmd.redirs] if cmd is not None else []
-        shaped = _shaped(raws) + [(label, how, "on standard input")
-                                  for label, how, _w in _shaped(["", *fed_text])]
+        shaped = _shaped(an, raws) + [(label, how, "on standard input")
+                                      for label, how, _w in _shaped(an, ["", *fed_text])]
         everything.extend(shaped)
         _exfiltration(an, base, seg, everything, hosts)
         if printed:                               # gh auth token: it prints, it sends nothing
@@ -471,10 +469,12 @@ def _host(text: str, field: str | None, dns: bool) -> str | None:
     return None
 
 
-def _shaped(raws: list[str]) -> list[Carried]:
-    """Secret-shaped literals in a network command's words (the ledger's redaction screen)."""
-    from governance.ledger.redaction import kinds
-
+def _shaped(an: Walk, raws: list[str]) -> list[Carried]:
+    """Secret-shaped literals in a network command's words (the ledger's redaction screen, which
+    the path guard applies: ``shaped``)."""
+    kinds = getattr(an.check, "shaped", None)
+    if kinds is None:
+        return []
     found: list[Carried] = []
     for raw in raws[1:]:
         for kind in kinds(_literal(raw)):
@@ -536,7 +536,7 @@ def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
         return
     target = ", ".join(hosts) if hosts != ["?"] else "a host known only at run time"
     parts = [f"{label} ({how}) to {target} {where}" for label, how, where in out[:3]]
-    an.add("exfiltration", seg, _named_only(f"{base} carries " + "; ".join(parts) +
+    an.add("exfiltration", seg, _named_only(an, f"{base} carries " + "; ".join(parts) +
                                             (" and more" if len(out) > 3 else "")))
     act = an.seen[("exfiltration", seg)]
     act.secrets = list(dict.fromkeys([*(act.secrets or ()), *(c[0] for c in out)]))
@@ -623,16 +623,15 @@ def piped_block(an: Walk, cmd: Simple) -> list[tuple[str, str]]:
             if text and text in inside for label in labels]
 
 
-def _named_only(reason: str) -> str:
+def _named_only(an: Walk, reason: str) -> str:
     """A reason with any secret-shaped value in the command text it quotes masked: secrets
-    are named, never shown."""
-    from governance.ledger.redaction import redact
-
-    return redact(reason)
+    are named, never shown (the path guard's ``redact``)."""
+    redact = getattr(an.check, "redact", None)
+    return reason if redact is None else str(redact(reason))
 
 
 def _read(an: Walk, seg: str, reason: str, labels: list[str]) -> None:
-    reason = _named_only(reason)
+    reason = _named_only(an, reason)
     an.add("secret-read", seg, reason)
     act = an.seen[("secret-read", seg)]
     act.secrets = list(dict.fromkeys([*(act.secrets or ()), *labels]))
@@ -665,7 +664,6 @@ def _filtered(an: Walk, base: str, cmd: Simple | None) -> bool:
 
 def _redirected(an: Walk, cmd: Simple) -> bool:
     """Whether the command's output goes to a file, not to the agent."""
-    from governance.shell.analysis import word_text
 
     return any(r.op in (">", ">>", ">|", "&>", "&>>") and r.target is not None and
                word_text(r.target) not in ("/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -850,3 +848,9 @@ def _strings(code: str) -> list[str]:
             continue
         k += 1
     return out
+
+
+def word_text(word: Any) -> str:
+    """The source text of a parsed word (as ``analysis.word_text``, which this module may not
+    import: the analysis imports it)."""
+    return str(word.text[word.start:word.end]) if word.text is not None else ""

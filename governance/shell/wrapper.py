@@ -165,9 +165,9 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         elif not spec.get("primitive"):
             an.add("shell-read", seg, f"{base} runs no command")
             if base in (an.shell.get("secret_flow") or {}).get("dumps", ()):
-                from governance.shell.resolver import flows  # env alone prints the environment
+                from governance.shell import secrets  # env alone prints the environment
 
-                flows(an, base, fields[:i], raws[:i], seg, cmd, len(an.acts))
+                secrets.command(an, base, fields[:i], raws[:i], seg, cmd, len(an.acts), True)
         return None
     replaces = any(o in ("-I", "-i", "--replace") or o.startswith(("-I", "--replace="))
                    for o in seen)          # xargs -I{}: arguments replace {}, none are added

@@ -82,8 +82,8 @@ def test_a_bad_entry_names_its_key(section: str, key: str) -> None:
 # --- files, variables, hosts -------------------------------------------------------------------
 @pytest.mark.parametrize(("path", "secret"), [
     (".env", ".env"), ("api/.env", ".env"), (".env.production", ".env.*"),
-    ("deploy/prod.env", "*.env"), ("certs/server.KEY", "*.key"), ("id_ed25519", "id_ed25519*"),
-    ("~/.ssh/id_rsa", "id_rsa*"), ("~/.ssh/deploy_key", "~/.ssh/*"),
+    ("deploy/prod.env", "*.env"), ("certs/server.KEY", "*.key"), ("id_ed25519", "id_ed25519"),
+    ("~/.ssh/id_rsa", "id_rsa"), ("~/.ssh/deploy_key", "~/.ssh/*"),
     ("~/.aws/credentials", "~/.aws/credentials"), ("~/.docker/config.json", "~/.docker/config.json"),
     ("/proc/self/environ", "/proc/*/environ"), ("/proc/1234/environ", "/proc/*/environ"),
     (".env.example", None), ("sample.env.example", None), ("~/.ssh/id_rsa.pub", None),
