@@ -174,10 +174,12 @@ class PathGuard:
 
     @staticmethod
     def shaped(text: str) -> list[str]:
-        """The kinds of secret-shaped values in ``text`` (the ledger's redaction screen)."""
-        from governance.ledger.redaction import kinds
+        """The kinds of secret-shaped values in ``text``: a provider's key format, a JWT, a
+        private key (the ledger's redaction screen), or a generated value in a key-like URL
+        parameter; not a word next to a key-like name (``?apikey=demo``)."""
+        from governance.policy.secrets import url_secrets
 
-        return kinds(text)
+        return url_secrets(text)
 
     @staticmethod
     def redact(text: str) -> str:

@@ -134,17 +134,19 @@ def references(raw: str) -> list[str]:
             continue
         elif c == "$" and k + 1 < n:
             j = k + 1
-            indirect = ""
+            indirect = length = ""
             if raw[j] == "{":
                 j += 1
                 indirect = "!" if raw[j:j + 1] == "!" else ""
+                length = "#" if raw[j:j + 1] == "#" and raw[j + 1:j + 2] not in ("}", "") else ""
                 while j < n and raw[j] in "#!":
                     j += 1
             start = j
             while j < n and (raw[j].isalnum() or raw[j] == "_"):
                 j += 1
-            if j > start and not raw[start].isdigit():
-                names.append(indirect + raw[start:j])   # ${!n}: the variable n names
+            if j > start and not raw[start].isdigit() and not (length and not indirect):
+                names.append(indirect + raw[start:j])   # ${!n}: the variable n names; ${#n}: a
+                                                        # length, which holds none of n's text
             k = max(j, k + 1)
             continue
         k += 1
@@ -211,6 +213,20 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
 
 
 # --- one command --------------------------------------------------------------------------------
+_SEARCHES = ("grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "pcregrep")
+_VALUED = ("-A", "-B", "-C", "-m", "--max-count", "-g", "--glob", "-t", "--type", "-T",
+           "--type-not", "--include", "--exclude", "--color", "--colour", "-d", "-D")
+
+
+def _output(option: str | None) -> bool:
+    """Whether ``option`` names a file the command writes (``-o``, ``--output``, ``-out``,
+    ``-keyout``): a key written there is not read."""
+    if not option or option[:1] != "-":
+        return False
+    name = option.lstrip("-").lower()
+    return name in ("o", "output") or name.endswith(("out", "output"))
+
+
 def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
             cmd: Simple | None, mark: int = 0, files: bool = True) -> None:
     """What the command ``fields`` (resolved: its wrappers peeled) reads and carries. ``mark``:
@@ -228,10 +244,17 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     carried: list[Carried] = []     # secrets the words carry
     option: str | None = None
     written = _written(base, fields)
+    pattern = base in _SEARCHES and not any(
+        f is not None and (f in ("-e", "-f", "--regexp", "--file") or f.startswith(
+            ("--regexp=", "--file="))) for f in fields[1:])
     for k, (field, raw) in enumerate(zip(fields[1:], raws[1:], strict=False), 1):
         text = raw if field is None else field
         where = _where(option, text, base, an.shell)
-        used = option in credentials or k in written or text.split("=", 1)[0] in credentials
+        used = option in credentials or k in written or text.split("=", 1)[0] in credentials \
+            or _output(option) or (text[:1] == "-" and _output(text.split("=", 1)[0])
+                                   and "=" in text)
+        if pattern and text[:1] != "-" and option not in _VALUED:   # grep PATTERN FILE...: the
+            pattern, used = False, True                           # pattern names no file
         option = text if text[:1] == "-" and "=" not in text else None
         if files and not metadata and not used and raw not in an.prose:   # not -m TEXT
             path = paths(field) if field is not None else (
@@ -382,7 +405,9 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif spec.get("requests"):
         from governance.shell.rules import parse_spec
 
-        for url, raw in _urls(spec["requests"], parse_spec(spec, fields[1:], raws[1:])):
+        known = [raw if field is None and raw[:1] == "-" else field    # --header="... $T":
+                 for field, raw in zip(fields[1:], raws[1:], strict=False)]  # an option still
+        for url, raw in _urls(spec["requests"], parse_spec(spec, known, raws[1:])):
             hosts.append(_named(url, raw))
     else:
         for field, raw in zip(fields[1:], raws[1:], strict=False):
@@ -478,7 +503,7 @@ def _shaped(an: Walk, raws: list[str]) -> list[Carried]:
     found: list[Carried] = []
     for raw in raws[1:]:
         for kind in kinds(_literal(raw)):
-            found.append((f"a literal {kind}", "written in the command", "in the arguments"))
+            found.append((kind, "written in the command", "in the arguments"))
     return found
 
 
@@ -776,6 +801,19 @@ _ENV_ACCESS = ("environ", "getenv", "process.env", "ENV[", "ENV.fetch", "$ENV{",
 _PRINTS = ("print", "console.log", "puts", "echo", "write", "say", "dump", "log(", "p ", "pp ")
 
 
+def _standalone(code: str, marker: str) -> bool:
+    """Whether ``marker`` occurs in ``code`` not as the tail of a longer name (``ENV)`` is
+    Ruby's environment, ``NODE_ENV)`` is not)."""
+    at = code.find(marker)
+    while at >= 0:
+        before = code[at - 1:at]
+        if not (marker[:1].isalnum() or marker[:1] == "_") or not (before.isalnum() or
+                                                                  before in ("_", ".")):
+            return True
+        at = code.find(marker, at + 1)
+    return False
+
+
 def inline(an: Walk, language: str, code: str, seg: str) -> None:
     """Inline code (``python -c``, ``node -e``, an awk program): the environment it dumps, the
     secret variables and files it reads, and whether its requests carry them."""
@@ -783,7 +821,7 @@ def inline(an: Walk, language: str, code: str, seg: str) -> None:
     dumps = _ENV_DUMPS["python" if language == "python" else "other"]
     if language == "awk":
         dumps = ("in ENVIRON",)
-    dump = any(d in code for d in dumps)
+    dump = any(_standalone(code, d) for d in dumps)
     if dump:
         labels.append("the environment")
     if any(a in code for a in _ENV_ACCESS):

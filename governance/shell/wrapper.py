@@ -164,7 +164,8 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             an.plain(default, [default], [default], seg)
         elif not spec.get("primitive"):
             an.add("shell-read", seg, f"{base} runs no command")
-            if base in (an.shell.get("secret_flow") or {}).get("dumps", ()):
+            if base in (an.shell.get("secret_flow") or {}).get("dumps", ()) and \
+                    getattr(an.check, "secret_path", None) is not None:
                 from governance.shell import secrets  # env alone prints the environment
 
                 secrets.command(an, base, fields[:i], raws[:i], seg, cmd, len(an.acts), True)
