@@ -58,6 +58,7 @@ def _glob(name: str, pattern: str) -> bool:
     return _match(name, pattern)
 
 
+_MAX_LISTED = 500   # entries of a folder a glob is matched against
 _PREFERRED = {"governance-admin": 2, "exfiltration": 1}   # whose message shows on a tie
 _MAX_PROTECTED_FILES = 2000
 _MAX_DEPTH = 16
@@ -130,19 +131,48 @@ class PathGuard:
         return found
 
     def _secret_path(self, path: str) -> str | None:
+        cut = min((k for k in (path.find("*"), path.find("?"), path.find("[")) if k >= 0),
+                  default=-1)
+        if cut >= 0:                     # cat ~/.ssh/id_*, head ~/.ssh/*, cat .env*: a pattern
+            return self._secret_pattern(path, cut)
         lowered = path.lower().rstrip("/") + "/"
         if not self._screen("paths", lowered):
             joined = system.join(self.base, system.expanduser(path))
             try:
-                system.lstat(joined)
+                info = system.lstat(joined)
             except (OSError, ValueError):
                 return None
-            if not self._screen("paths", system.realpath(joined).lower() + "/"):
+            folder = info.st_mode & 0o170000 == 0o040000   # tar c ~/.aws: what it holds
+            if not folder and not self._screen("paths", system.realpath(joined).lower() + "/"):
                 return None
         secrets = self.layer.secrets()
         if secrets is None:
             return None
         return secrets.path(path, self.base) or secrets.folder(path, self.base)
+
+    def _secret_pattern(self, path: str, cut: int) -> str | None:
+        """The secret a glob the shell expands names: the files it matches now in its folder
+        (as the shell will expand it; a leading ``*`` skips dot files), each asked as a path;
+        where the folder cannot be listed, a secret file name the pattern may match."""
+        secrets = self.layer.secrets()
+        if secrets is None:
+            return None
+        folder, _, name = path.rpartition("/")
+        if any(c in folder for c in "*?["):
+            return secrets.glob(name)
+        where = system.join(self.base, system.expanduser(folder or "."))
+        try:
+            names = system.listdir(where)[:_MAX_LISTED]
+        except (OSError, ValueError):
+            return secrets.glob(name)
+        from governance.policy.wildcard import match
+
+        for entry in names:
+            if (entry[:1] != "." or name[:1] == ".") and match(entry, name):
+                found = secrets.path(system.join(where, entry), self.base)
+                if found is not None:
+                    return found
+        return None
 
     def secret_variable(self, name: str) -> bool:
         """Whether the environment variable ``name`` holds a secret."""

@@ -69,7 +69,7 @@ def secret_file(an: Walk, value: str | None) -> str | None:
     """The ``secrets.paths`` pattern of the file ``value`` names (relative to the folder the
     command is in now), else None."""
     ask = getattr(an.check, "secret_path", None)
-    if ask is None or not value or value == "-" or any(c in value for c in "*?["):
+    if ask is None or not value or value == "-":
         return None
     if an.cwd and not value.startswith(("/", "~")):
         value = f"{an.cwd}/{value}"
