@@ -148,7 +148,7 @@ class PathGuard:
         secrets = self.layer.secrets()
         if secrets is None:
             return None
-        return secrets.path(path, self.base) or secrets.folder(path, self.base)
+        return secrets.path(path, self.base) or secrets.folder(path, self.base, direct=True)
 
     def _secret_pattern(self, path: str, cut: int) -> str | None:
         """The secret a glob the shell expands names: the files it matches now in its folder
@@ -164,7 +164,7 @@ class PathGuard:
         try:
             names = system.listdir(where)[:_MAX_LISTED]
         except (OSError, ValueError):
-            return secrets.glob(name)
+            return None       # no folder: the pattern matches nothing, the shell passes it on
         from governance.policy.wildcard import match
 
         for entry in names:

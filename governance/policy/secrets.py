@@ -129,16 +129,17 @@ class Secrets:
                 return str(known)
         return None
 
-    def folder(self, path: str, cwd: str | None = None) -> str | None:
+    def folder(self, path: str, cwd: str | None = None, direct: bool = False) -> str | None:
         """The ``secrets.paths`` pattern of a secret place outside the project that a search of
         the folder ``path`` reaches (``~/.ssh`` holds ``~/.ssh/*``, ``~/.aws`` holds
-        ``~/.aws/credentials``, the home holds both); else None."""
+        ``~/.aws/credentials``, the home holds both); else None. ``direct``: only a place right
+        in the folder (what an archive or a copy of it holds by name: not the home's)."""
         joined = system.join(cwd or self.project_dir, system.expanduser(path))
         for full in dict.fromkeys((system.normpath(joined).lower(),
                                    system.realpath(joined).lower())):
             inside = full.rstrip("/") + "/"
             for _head, place, pattern in self._places("paths"):
-                if place.startswith(inside):
+                if place.startswith(inside) and not (direct and "/" in place[len(inside):]):
                     return pattern
         return None
 
