@@ -154,8 +154,6 @@ def test_the_token_is_in_no_governance_file_and_no_log(
         assert any(found.token in path.read_text() for path in transcripts)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 32: the shell analysis of exfiltration (branch "
-                   "i32-shell) is not merged; today the curl runs (and reaches nothing)")
 def test_a_curl_with_the_token_as_a_bearer_is_denied_and_the_model_is_told_why(
         claude: ClaudeRunner, project: Path, tmp_path: Path) -> None:
     found = scenario("curl", claude, project, tmp_path)

@@ -303,8 +303,6 @@ FLOWS = [
 ]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 32: explain-command's taint flow comes with the "
-                   "shell analysis of secrets (branch i32-shell), not merged")
 @pytest.mark.parametrize(("command", "secret", "host"), FLOWS)
 def test_explain_command_shows_which_secret_goes_where(planted: Planted, command: str,
                                                        secret: str, host: str) -> None:

@@ -37,8 +37,8 @@ STATES = {"EXPLORE": "investigation-cycle/EXPLORE", "DO": "implementation-cycle/
 OUTCOMES = {"allow": "quiet", "warn": "quiet", "ask": "ask", "block": "deny", "redirect": "deny"}
 CAUGHT_TARGET = 0.99
 TAINT_SECONDS = 600.0
-PENDING = ("issue 32: the shell analysis of secret reads and exfiltration (branch i32-shell) is "
-           "not merged; the test prints what it misses")
+PENDING = ("issue 32: the shell analysis catches about 95% of the Bash attempts (the issue asks "
+           "99%); the test prints what it misses")
 
 
 def tool_of(case: dict[str, Any]) -> str:
