@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     gov_dir = governance_dir(project_from_cli(args.project))
     if getattr(args, "action", "verify") == "anchor":
         return _anchor(gov_dir)
-    report = verify(gov_dir, full=args.full)
+    report = verify(gov_dir, full=getattr(args, "full", False))
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
         return 0 if report.ok else 1
