@@ -43,12 +43,12 @@ def test_status_line_shows_state_and_this_sessions_denials(
     data = settings.load(settings.settings_path(str(project)))
     assert data["statusLine"]["command"].endswith("/statusline.py")  # written by install
 
-    expected = "◆ DO · WORK-064 · 10 blocked · 1 denial this session"
+    expected = "◆ DO · WORK-064 · 11 blocked · 1 denial this session"
     run = claude.run_interactive(project, "statusline scenario", [
         [ToolUse("WebFetch", {"url": "https://example.com", "prompt": "x"})],
         [Text("That was blocked.")],
     ], wait_for=expected)
-    assert run.shows("◆ DO · WORK-064 · 10 blocked · 0 denials this session")  # at start
+    assert run.shows("◆ DO · WORK-064 · 11 blocked · 0 denials this session")  # at start
     assert run.found, run.screen[-3000:]
     (body, *_rest) = [b for b in run.log.message_requests() if b.get("tools")]
     assert "statusline scenario" in json.dumps(body["messages"])
