@@ -20,39 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", help="project folder (default: found from the current one)")
 
 
-def _tainted(project: str) -> list[tuple[str, float, list[str]]]:
-    import json
-
-    from governance import system
-    from governance.project import governance_dir
-
-    folder = system.join(governance_dir(project), "taint")
-    found: list[tuple[str, float, list[str]]] = []
-    try:
-        names = sorted(system.listdir(folder))
-    except OSError:
-        return found
-    for name in names:
-        if not name.endswith(".json"):
-            continue
-        try:
-            with open(system.join(folder, name), encoding="utf-8") as handle:
-                data = json.load(handle)
-            until, sources = float(data["until"]), [str(s) for s in data.get("sources", [])]
-        except (OSError, ValueError, KeyError, TypeError):
-            until, sources = float("inf"), ["an unreadable taint record"]
-        if until > time.time():
-            found.append((name[:-5], until, sources))
-    return found
-
-
 def _show(project: str, as_json: bool) -> int:
     import json
 
-    from governance.policy import matrix
+    from governance.policy import matrix, taint
 
     spec = matrix.load(project).get("secrets") or {}
-    tainted = _tainted(project)
+    tainted = taint.sessions(project)
     paths = [p for kind in spec.get("paths", ((),) * 5) for p in kind]
     excepted = [p for kind in spec.get("not_paths", ((),) * 5) for p in kind]
     variables = [*sorted(spec.get("variables", ((), ()))[0]), *spec.get("variables", ((), ()))[1]]

@@ -358,15 +358,9 @@ class DecisionStore:
         """Per category and confidence bin, the sums calibration needs over reviewed, not
         abandoned decisions: (count, confidence, score, confidence^2, confidence*score,
         score^2). A few rows, whatever the number of decisions."""
-        sql = "SELECT category, bin, sum(n), sum(conf), sum(score), sum(conf2), " \
-              "sum(conf_score), sum(score2) FROM calibration_sums WHERE n > 0"
-        params: list[Any] = []
-        if agent_id:
-            sql += " AND agent_id = ?"
-            params.append(agent_id)
-        if category:
-            sql += " AND category = ?"
-            params.append(category)
+        sql, params = _whose("SELECT category, bin, sum(n), sum(conf), sum(score), sum(conf2), "
+                             "sum(conf_score), sum(score2) FROM calibration_sums WHERE n > 0",
+                             agent_id, category)
         found: dict[str, dict[int, tuple[int, float, float, float, float, float]]] = {}
         for cat, index, n, conf, score, conf2, conf_score, score2 in self.db.execute(
                 sql + " GROUP BY category, bin", params):
@@ -378,13 +372,17 @@ class DecisionStore:
     def reviewed(self, agent_id: str | None = None, category: str | None = None
                  ) -> list[tuple[str, float, str]]:
         """(category, confidence, outcome) of reviewed, not abandoned decisions."""
-        sql = ("SELECT category, confidence, outcome FROM decisions "
-               "WHERE outcome IN ('success', 'partial', 'failure')")
-        params: list[Any] = []
-        if agent_id:
-            sql += " AND agent_id = ?"
-            params.append(agent_id)
-        if category:
-            sql += " AND category = ?"
-            params.append(category)
+        sql, params = _whose("SELECT category, confidence, outcome FROM decisions "
+                             "WHERE outcome IN ('success', 'partial', 'failure')",
+                             agent_id, category)
         return [(str(c), float(p), str(o)) for c, p, o in self.db.execute(sql, params)]
+
+
+def _whose(sql: str, agent_id: str | None, category: str | None) -> tuple[str, list[Any]]:
+    """``sql`` narrowed to one agent and one category, when given, with its parameters."""
+    params: list[Any] = []
+    for column, value in (("agent_id", agent_id), ("category", category)):
+        if value:
+            sql += f" AND {column} = ?"
+            params.append(value)
+    return sql, params

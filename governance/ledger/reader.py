@@ -63,6 +63,21 @@ def backward(path: str) -> Iterator[bytes]:
             yield tail
 
 
+def _parsed(raw: bytes, path: str, where: str = "") -> dict[str, Any] | None:
+    """A line's record (None when it is no JSON object); raises LedgerError at a record in a
+    later ledger format than this code reads."""
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    newer = unknown_format(rec)
+    if newer is not None:
+        raise LedgerError(f"{where}{newer}", file=path, fix=UPGRADE)
+    return rec
+
+
 def _newest(gov_dir: str, needle: bytes | None = None
             ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file, record) for every parseable record, newest first; with ``needle``, only records
@@ -71,14 +86,8 @@ def _newest(gov_dir: str, needle: bytes | None = None
         for raw in backward(path):
             if needle is not None and needle not in raw:
                 continue
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                newer = unknown_format(rec)
-                if newer is not None:
-                    raise LedgerError(newer, file=path, fix=UPGRADE)
+            rec = _parsed(raw, path)
+            if rec is not None:
                 yield path, rec
 
 
@@ -94,15 +103,8 @@ def records(gov_dir: str) -> Iterator[dict[str, Any]]:
     """Every parseable record, oldest first (``governance ledger verify`` judges the rest).
     Raises LedgerError at a record in a later ledger format than this code reads."""
     for name, number, raw in lines(gov_dir):
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            newer = unknown_format(rec)
-            if newer is not None:
-                raise LedgerError(f"line {number}: {newer}", file=os.path.join(gov_dir, name),
-                                  fix=UPGRADE)
+        rec = _parsed(raw, os.path.join(gov_dir, name), f"line {number}: ")
+        if rec is not None:
             yield rec
 
 

@@ -251,13 +251,14 @@ def url_secrets(url: str) -> list[str]:
 
     found: list[str] = []
     for text in dict.fromkeys((url, unquoted(url))):
-        found += [f"{article(k)} {k} value" for k in kinds(text) if k not in _GENERIC]
+        screened = kinds(text)
+        found += [f"{article(k)} {k} value" for k in screened if k not in _GENERIC]
         query = text.partition("?")[2].partition("#")[0]
         for pair in query.split("&"):
             name, _, value = pair.partition("=")
             if any(w in name.lower() for w in _KEY_WORDS) and _random(value):
                 found.append(f"a generated value in the {name[:40]} parameter")
-        if "bearer" in kinds(text) or "secret" in kinds(text):
+        if "bearer" in screened or "secret" in screened:
             for part in text.replace("?", "/").replace("&", "/").split("/"):
                 head, sep, value = part.partition(":")
                 if sep and any(w in head.lower() for w in _KEY_WORDS) and _random(value):

@@ -32,16 +32,37 @@ def read(project_dir: str, session: str, now: float | None = None) -> list[str] 
         system.stat(path)
     except OSError:
         return None
-    try:
-        with open(path, "rb") as handle:
-            data = jsoncodec.loads(handle.read().decode("utf-8"))
-        until = float(data["until"])
-        sources = [str(s) for s in data.get("sources", [])]
-    except (OSError, ValueError, KeyError, TypeError):
-        return ["an unreadable taint record"]   # kept tainted: the cautious reading
+    until, sources = _load(path)
     if until <= (time.time() if now is None else now):
         return None
     return sources
+
+
+def _load(path: str) -> tuple[float, list[str]]:
+    """A taint file's end and sources; an unreadable one taints for ever (the cautious
+    reading)."""
+    try:
+        with open(path, "rb") as handle:
+            data = jsoncodec.loads(handle.read().decode("utf-8"))
+        return float(data["until"]), [str(s) for s in data.get("sources", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("inf"), ["an unreadable taint record"]
+
+
+def sessions(project_dir: str) -> list[tuple[str, float, list[str]]]:
+    """(session, until, sources) of every session tainted now (``governance secrets show``)."""
+    folder = system.join(governance_dir(project_dir), FOLDER)
+    try:
+        names = sorted(system.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if name.endswith(".json"):
+            until, sources = _load(system.join(folder, name))
+            if until > time.time():
+                found.append((name[:-5], until, sources))
+    return found
 
 
 def mark(project_dir: str, session: str, sources: list[str], seconds: float,
