@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
     from types import ModuleType
+    from typing import NoReturn
 
 # The folder that holds the governance package: the checkout (hooks/x.py) or, for the installed
 # copy (governance/hookscripts/x.py), site-packages, which -S leaves off sys.path. __file__ is
@@ -96,8 +97,13 @@ def _put_package_on_path() -> str:
 # gets); otherwise it is imported the usual way, and the image is written anew after the call.
 # The image lies inside our installation, which the agent may not write (as it may not write the
 # .pyc files beside it). GOVERNANCE_HOOK_IMAGE=off turns it off.
+# The standard library's modules a call imports after the interpreter started (``__future__``,
+# which every module of ours names, and the compiled ``_json``, ``fcntl`` and ``_sha256``) cost
+# the import system a search of every ``sys.path`` folder each: the image holds the code of those
+# written in Python, and the file of the compiled ones (length -1), which is loaded from there
+# directly, on the same condition (the file as it was).
 
-IMAGE_FORMAT = 2
+IMAGE_FORMAT = 3
 
 
 def image_path(root: str) -> str:
@@ -150,8 +156,7 @@ class Image:
                   target: "ModuleType | None" = None) -> "ModuleSpec | None":
         entry = self.table.get(name)
         if entry is None:
-            if name == "governance" or name.startswith("governance."):
-                self.missed.add(name)
+            self.missed.add(name)
             return None
         origin, package, mtime, size = entry[:4]
         try:
@@ -161,7 +166,11 @@ class Image:
         if info is None or info.st_mtime_ns != mtime or info.st_size != size:
             self.missed.add(name)
             return None
-        spec: ModuleSpec = _ModuleSpec(name, self, origin=origin, is_package=package)
+        if entry[5] < 0:   # a compiled module of the standard library, loaded from its file
+            spec: ModuleSpec = _ModuleSpec(name, _Extension(name, origin), origin=origin)
+            spec.has_location = True
+            return spec
+        spec = _ModuleSpec(name, self, origin=origin, is_package=package)
         spec.has_location = True   # __file__ is the source, as for a module imported the usual way
         if package:
             spec.submodule_search_locations = [origin.rpartition("/")[0]]
@@ -179,19 +188,38 @@ class Image:
         """Write the image anew when this call imported one of our modules the usual way, unless
         the call compiled a configuration (its cold-path modules stay out) or the installation is
         not writable (as Python leaves a .pyc unwritten)."""
-        if (self.whole and not self.missed & sys.modules.keys()) or "yaml" in sys.modules \
-                or "pydantic" in sys.modules:
+        if (self.whole and not any(_belongs(name) for name in self.missed)) \
+                or "yaml" in sys.modules or "pydantic" in sys.modules:
             return
         path = image_path(self.root)
         if not posix.access(path.rpartition("/")[0], posix.W_OK):
             return
         from governance.hook import image
 
-        image.write(path, IMAGE_FORMAT, self.root, self.table, self.code)
+        image.write(path, IMAGE_FORMAT, self.root, self.table, self.code,
+                    sorted(name for name in self.missed if _belongs(name)))
 
 
 _MAGIC = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
 _ModuleSpec = sys.modules["_frozen_importlib"].ModuleSpec
+_Extension = sys.modules["_frozen_importlib_external"].ExtensionFileLoader
+
+
+def _belongs(name: str) -> bool:
+    """Whether the module ``name``, imported, is one the image holds: ours, or one of the standard
+    library's files (``governance.hook.image.held`` says which)."""
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    if name == "governance" or name.startswith("governance."):
+        return True
+    origin = getattr(module, "__file__", None)
+    if not isinstance(origin, str) or getattr(module.__spec__, "origin", None) != origin:
+        return False   # built in, or frozen into the interpreter: no search to spare
+    stdlib = getattr(sys.modules.get("encodings"), "__file__", None) or ""
+    stdlib = stdlib.rpartition("/")[0].rpartition("/")[0]   # .../lib/python3.X
+    return bool(stdlib) and origin.startswith(stdlib + "/") and "/site-packages/" not in origin \
+        and origin.endswith((".py", ".so"))
 
 
 def _image(root: str) -> "Image | None":
@@ -252,6 +280,23 @@ def run(module: str, function: str, argv: "list[str] | None" = None, *,
         except (OSError, ValueError):
             pass   # not written: the next call imports the usual way and tries again
     return code
+
+
+def leave(code: int) -> "NoReturn":
+    """End a hook process with ``code`` once its answer is written, without the interpreter's
+    teardown. Claude Code waits for the process to end, and the teardown (a last collection of
+    every object, every module cleared and freed) costs a call more than its decision does.
+    Nothing of ours needs it: every file is written with plain ``write`` calls and closed, locks
+    go with the process, and no thread outlives the call. Standard output and error are flushed
+    first; when they cannot be (Claude Code stopped reading), the exit code says so as Python's
+    would."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            code = code or 120   # as Python exits when it cannot flush its standard streams
+    posix._exit(code)
 
 
 def launch(words: "list[str]") -> int:

@@ -4,7 +4,9 @@
 writes it after a call that found it missing or out of date. The image holds every module of ours
 the call loaded, and those of the old image whose sources are unchanged, so the modules of other
 paths (a knowledge lookup, an intent, a deny's remedy) stay in it. Each module's code is the
-``.pyc`` Python wrote for it when that is current, or compiled here from the source.
+``.pyc`` Python wrote for it when that is current, or compiled here from the source. The standard
+library's modules the call imported (``bootstrap._belongs``) are held too: the code of those
+written in Python, the file of the compiled ones (an entry of length -1: loaded from that file).
 """
 
 from __future__ import annotations
@@ -16,28 +18,44 @@ from governance import system
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from types import ModuleType
 
     Entry = tuple[str, bool, int, int, int, int]
 
 
 def write(path: str, form: int, root: str, old: dict[str, Entry],
-          code_of: Callable[[str], bytes]) -> None:
+          code_of: Callable[[str], bytes], standard: Iterable[str] = ()) -> None:
     """Write the image of format ``form`` at ``path`` for the package in ``root``: the modules of
-    ours now loaded, and those of the ``old`` table that are still current (``code_of``: their
-    code, from the old image). The file is the format and the table's length (8 bytes each), the
-    table (name -> source, package, modification time, size, offset and length of the code), then
-    the code. Replaces the file at once (a temporary file renamed over it): a hook process reads
-    the old image or the new one, never a part."""
+    ours now loaded, the ``standard`` library's modules named (imported by the call), and those of
+    the ``old`` table that are still current (``code_of``: their code, from the old image). The
+    file is the format and the table's length (8 bytes each), the table (name -> source, package,
+    modification time, size, offset and length of the code; length -1 for a compiled module,
+    loaded from its file), then the code. Replaces the file at once (a temporary file renamed over
+    it): a hook process reads the old image or the new one, never a part."""
     package = system.join(root, "governance") + "/"
-    codes: dict[str, tuple[str, bool, int, int, bytes]] = {}
+    codes: dict[str, tuple[str, bool, int, int, bytes | None]] = {}
     for name, entry in old.items():
         if _current(entry):
             try:
-                codes[name] = (*entry[:4], code_of(name))
+                codes[name] = (*entry[:4], None if entry[5] < 0 else code_of(name))
             except (OSError, ImportError):
                 continue
+    for name in standard:
+        module = sys.modules.get(name)
+        origin = getattr(module, "__file__", None)
+        if module is None or name in codes or not isinstance(origin, str):
+            continue
+        if origin.endswith(".so"):
+            try:
+                info = system.stat(origin)
+            except OSError:
+                continue
+            codes[name] = (origin, False, info.st_mtime_ns, info.st_size, None)
+        elif origin.endswith(".py"):
+            found = _entry(module, origin)
+            if found is not None:
+                codes[name] = found
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
         if (name == "governance" or name.startswith("governance.")) and isinstance(origin, str) \
@@ -49,11 +67,14 @@ def write(path: str, form: int, root: str, old: dict[str, Entry],
     table: dict[str, Entry] = {}
     offset = 0
     for name, (origin, is_package, mtime, size, code) in codes.items():
+        if code is None:
+            table[name] = (origin, is_package, mtime, size, 0, -1)
+            continue
         table[name] = (origin, is_package, mtime, size, offset, len(code))
         offset += len(code)
     header = marshal.dumps((_magic(), table))
     data = b"".join([form.to_bytes(8, "little"), len(header).to_bytes(8, "little"), header,
-                     *(entry[4] for entry in codes.values())])
+                     *(entry[4] for entry in codes.values() if entry[4] is not None)])
     temporary = f"{path}.{system.getpid()}.tmp"
     fd = system.open(temporary, system.O_WRONLY | system.O_CREAT | system.O_TRUNC
                      | system.O_CLOEXEC, 0o644)

@@ -247,6 +247,30 @@ def test_hook_loads_exactly_the_hot_path(project: Path, pre: str, name: str, our
     assert loaded_modules(command, json.dumps(recorded(name, project))) == ours
 
 
+def test_a_hook_ends_without_the_interpreter_teardown_and_its_answer_whole(project: Path,
+                                                                          pre: str) -> None:
+    """The hook process ends once its answer is flushed (``bootstrap.leave``): the answer is
+    complete, and when Claude Code no longer reads it the exit code says so (as Python's own
+    exit would) while the decision is still recorded."""
+    set_state(project, "implementation-cycle/DO")
+    big = dict(recorded("PreToolUse-Bash.json", project))
+    big["tool_input"] = {"command": "echo " + "x" * 200_000, "description": "a long line"}
+    out = answer(run_command(pre, json.dumps(big)))       # larger than any pipe buffer
+    assert out["hookSpecificOutput"]["hookEventName"] == "PreToolUse"
+    ledger = project / ".claude" / "governance" / "ledger.jsonl"
+    before = ledger.read_text().count("\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)                                    # nobody reads the answer
+    try:
+        done = subprocess.run(shlex.split(pre), input=json.dumps(
+            recorded("PreToolUse-Read.json", project)).encode(), stdout=write_end,
+            stderr=subprocess.PIPE, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 120 and done.stderr == b""
+    assert ledger.read_text().count("\n") == before + 1
+
+
 GUARDRAIL = """version: 1
 guardrails:
   - id: no-env-writes

@@ -106,11 +106,40 @@ def test_modules_of_other_paths_stay_in_the_image(copy: Path, installed: Path) -
     length = int.from_bytes(data[8:16], "little")
     _, table = marshal.loads(data[16:16 + length])
     assert {"governance.shell.analysis", "governance.hook.run", "governance.system"} <= set(table)
-    assert not {name for name in table if not name.startswith("governance")}
     body = data[16 + length:]
     for _origin, _package, _mtime, _size, offset, size in table.values():
-        marshal.loads(body[offset:offset + size])      # each module's code, where the table says
-    assert len(body) == sum(entry[5] for entry in table.values())
+        if size >= 0:
+            marshal.loads(body[offset:offset + size])  # each module's code, where the table says
+    assert len(body) == sum(entry[5] for entry in table.values() if entry[5] >= 0)
+
+
+def test_the_standard_library_modules_a_call_imports_are_held_by_their_files(
+        copy: Path, installed: Path) -> None:
+    """``__future__`` (named by every module of ours) is held as code, the compiled ``_json``
+    as its file; a module of the standard library is held only while its file is unchanged."""
+    import marshal
+
+    hook(copy, installed)
+    data = image_file(copy).read_bytes()
+    length = int.from_bytes(data[8:16], "little")
+    _, table = marshal.loads(data[16:16 + length])
+    stdlib = Path(json.__file__).parent.parent      # .../lib/python3.X
+    foreign = {name: entry for name, entry in table.items() if not name.startswith("governance")}
+    assert "__future__" in foreign
+    for name, (origin, _package, mtime, size, _offset, length_) in foreign.items():
+        assert Path(origin).is_relative_to(stdlib) and "site-packages" not in origin, name
+        info = Path(origin).stat()
+        assert (info.st_mtime_ns, info.st_size) == (mtime, size)
+        assert (length_ < 0) == origin.endswith(".so"), name
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", PROBE.format(hooks=str(copy / "hooks"))
+         + "import __future__, _json\n"
+           "print(type(__future__.__loader__).__name__, type(_json.__loader__).__name__, "
+           "__future__.__file__ == __future__.__spec__.origin)"],
+        capture_output=True, text=True, check=True)
+    served = done.stdout.split()[-3:]
+    assert served[0] == "Image" and served[2] == "True"
+    assert served[1] in ("ExtensionFileLoader", "BuiltinImporter")  # _json built in elsewhere
 
 
 def test_the_image_can_be_turned_off(copy: Path, installed: Path) -> None:
