@@ -13,7 +13,9 @@ read in its parts (``ecto.drop``, ``migrate:fresh``, ``delete-stack``, ``drop_ta
 ``destructive``, ``vcs-push``, ``deploy``, ``web-fetch`` or ``package-install`` verb is that act;
 a ``read`` verb (``list``, ``show``, ``get``, ``status``) is a read (``shell-read`` for a listed
 program; an unlisted one stays ``shell-unlisted``), and a ``local`` verb (``build``, ``test``,
-``serve``) ends the reading with no act. With ``lexicon: destructive``, a read verb keeps the
+``serve``) ends the reading with no act; with ``lexicon: remote`` (the cloud CLIs) a read verb
+reads the provider's service over the internet, and is the entry's default act (``aws s3 ls``:
+``web-fetch``), except ``help`` and ``version``. With ``lexicon: destructive``, a read verb keeps the
 entry's default (``op item list`` calls the service), while ``help``, ``version`` and a ``local``
 verb as the first word work on this machine (``wrangler dev``: ``shell-execute``), and so do
 options with no subcommand (``wrangler -v``: ``shell-read``). After a package namespace (``pub``,
@@ -260,7 +262,10 @@ def apply(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     head = f"{base} {word}: the subcommand" if listed else \
         f"{base} is not a command governance knows; {said}"
     if primitive == "read":
-        if listed:
+        if listed and listed.get("lexicon") == "remote" and verb not in _ABOUT:
+            act, reason = listed["default"]   # aws s3 ls: a read of the provider's service
+            an.add(act, seg, f"{head} reads the service over the internet ({reason})")
+        elif listed:
             an.add("shell-read", seg, f"{head} reads as a read")
         return listed is not None
     why = f"{head} reads as {primitive} (shell.lexicon)"

@@ -394,7 +394,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif name is not None:
         lexicon = spec.get("lexicon")     # `lexicon: destructive`: only those verbs count
         if not (lexicon and _verbs(an, base, fields, raws, seg, spec,
-                                   None if lexicon is True else lexicon)):
+                                   lexicon if lexicon == "destructive" else None)):
             default = spec.get("default") or ("shell-execute", f"{base} runs a program")
             an.add(default[0], seg, default[1])   # aws lambda invoke: aws calls a cloud API
     elif "/" in first and an.file_text(first) is not None:

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from governance.errors import ConfigError
 from governance.layering import APPEND, PREPEND, overlay, written
@@ -106,8 +113,9 @@ class CommandModel(_Strict):
     with_value: list[str] = []
     # no pattern matched: the subcommand words are read by shell.lexicon (governance.shell.lexicon);
     # `destructive`: only its destructive verbs count (vault policy delete), any other keeps the
-    # default
-    lexicon: bool | Literal["destructive"] = False
+    # default; `remote`: every verb counts, and a read verb reads the provider's service over the
+    # internet, which is the default act (aws s3 ls: web-fetch)
+    lexicon: bool | Literal["destructive", "remote"] = False
     # no pattern matched and the lexicon found nothing: this act (aws: web-fetch), not
     # shell-execute
     default: DefaultModel | None = None
@@ -127,6 +135,13 @@ class CommandModel(_Strict):
     # options whose values are prose (a commit message): data, never read by a pattern
     messages: list[str] = []
     patterns: list[PatternModel] = []
+
+    @model_validator(mode="after")
+    def _remote_has_a_default(self) -> CommandModel:
+        if self.lexicon == "remote" and self.default is None:
+            raise ValueError("`lexicon: remote` reads a read verb as the entry's default act: "
+                             "add `default: {primitive: web-fetch, reason: ...}`")
+        return self
 
 
 class WrapperModel(_Strict):

@@ -205,6 +205,14 @@ def _attached(arg: str, options: dict[str, Any]) -> str | None:
     return None
 
 
+# find's tests that narrow what it finds (by name, path, time, size, owner, content ...)
+_FIND_TESTS = ("name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex",
+               "lname", "ilname", "newer", "mtime", "mmin", "atime", "amin", "ctime", "cmin",
+               "size", "perm", "user", "group", "uid", "gid", "nouser", "nogroup", "empty",
+               "links", "inum", "samefile", "used", "context", "fstype", "readable",
+               "writable", "executable")
+
+
 def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
           raws: list[str], cmd: Simple, seg: str, depth: int) -> None:
     """``find``: its own tests and actions, plus the commands its ``-exec`` actions run."""
@@ -218,6 +226,9 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
                   if fields[k] in ("-name", "-iname", "-path") and fields[k + 1]
                   and not any(c in str(fields[k + 1]) for c in "*?[")), None)
     found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
+    # no test narrows what it finds (-type f does not): the actions run on every file of the tree
+    everything = not any(f is not None and f.lstrip("-").startswith(_FIND_TESTS)
+                         for f in fields[1:])
     while i < n:
         arg = fields[i]
         if arg in execs:
@@ -226,7 +237,14 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
                 j += 1
             if j > i + 1:
                 run = [found if f == "{}" else f for f in fields[i + 1:j]]
+                mark = len(an.acts)
                 an.resolve(run, globs[i + 1:j], raws[i + 1:j], cmd, seg, depth)
+                if everything and arg in ("-exec", "-execdir") and any(   # -ok asks each time
+                        a.primitive == "file-delete" for a in an.acts[mark:]):
+                    # every file of the tree: decided as the recursive delete it amounts to
+                    # (generated output stays a file-delete, tracked work is destructive)
+                    an.resolve(["rm", "-r", root], [False] * 3, ["rm", "-r", raws[1] if
+                               root == fields[1] else "."], cmd, seg, depth)
             i = j + 1
             continue
         own.append(arg)

@@ -284,7 +284,7 @@ def test_destructive_tools_are_destructive(command: str) -> None:
     "git rm --cached x.py", "git rm -r --cached .", "git lfs ls-files", "helm list -A",
     "helm status web", "kubectl get pods -n default", "kubectl describe pod web-0",
     "terraform plan", "terraform validate", "terragrunt plan", "docker compose ps",
-    "docker ps -a", "aws s3 ls", "aws ec2 describe-instances", "gcloud compute instances list",
+    "docker ps -a", "aws configure list", "gcloud config list", "az account show",
     "npm run test", "zxtool --help", "git log --grep=drop", "echo https://example.com",
     "kubectl delete pod web-0 --dry-run=client", "terraform destroy --help",
 ]), st.sampled_from(LAUNCHERS[:4]))
@@ -302,3 +302,41 @@ def test_the_reason_says_how_the_subcommand_was_read(program: str, pair: tuple[s
     reasons = [a.reason for a in found if a.primitive == primitive]
     assert reasons and f"{program} is not a command governance knows" in reasons[0]
     assert f"its subcommand {verb!r} reads as {primitive}" in reasons[0]
+
+
+# --- the cloud CLIs (``lexicon: remote``): every call goes to the provider's service ----------
+CLOUD = {"aws": ["s3", "ec2", "sesv2", "ssm", "iam", "lambda"],
+         "gcloud": ["compute instances", "storage buckets", "sql instances", "run services"],
+         "az": ["vm", "storage account", "webapp", "aks"],
+         "doctl": ["compute droplet", "kubernetes cluster"],
+         "gsutil": [""]}
+READ_VERBS = ["list", "describe", "get", "show", "ls", "cat", "status"]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.sampled_from(sorted(CLOUD)).flatmap(
+    lambda cli: st.tuples(st.just(cli), st.sampled_from(CLOUD[cli]))),
+    st.sampled_from(READ_VERBS), st.sampled_from(["", "-widgets", "-instances", "-send-quota"]),
+    st.sampled_from(["", " --region us-east-1", " --output json", " gs://bucket/key"]),
+    st.sampled_from(LAUNCHERS[:4]))
+def test_a_cloud_clis_reads_reach_the_provider_and_its_local_words_stay_quiet(
+        cli_group: tuple[str, str], verb: str, noun: str, tail: str, launcher: str) -> None:
+    """A read of the provider's service (``aws ec2 describe-instances``, ``gcloud compute
+    instances list``, ``gsutil cat gs://b/k``) goes over the internet: ``web-fetch``, as gh's and
+    the hosted services' calls are (DO is black-box). Help, version, a dry run and the CLI's local
+    settings stay quiet, and a delete is still destructive."""
+    cli, group = cli_group
+    command = " ".join(w for w in (cli, group, verb + noun) if w) + tail
+    assert "web-fetch" in acts(launcher.format(c=command)), command
+    for quiet in (f"{cli} --version", f"{cli} help", f"{command} --dry-run"):
+        assert not acts(launcher.format(c=quiet)) & (LOUD - {"privilege"}), quiet
+    assert "destructive" in acts(" ".join(w for w in (cli, group, "delete") if w) + " x")
+
+
+@given(st.sampled_from(["aws configure list", "aws configure get region", "gcloud config list",
+                        "gcloud auth list", "gcloud info", "az account show", "az account list",
+                        "doctl auth list", "mc alias list", "gsutil version"]),
+       st.sampled_from(LAUNCHERS[:4]))
+def test_a_cloud_clis_local_settings_are_read_on_this_machine(command: str,
+                                                               launcher: str) -> None:
+    assert acts(launcher.format(c=command)) - {"privilege"} <= {"shell-read", "shell-execute"}, command

@@ -45,7 +45,7 @@ def found(layer: GovernanceLayer, command: str) -> list[tuple[str, str]]:
 
 def test_the_peer_corpus_is_what_it_says() -> None:
     assert len(CASES) == 2358
-    assert (len(ATTACKS), len(HARMLESS)) == (1541, 817)
+    assert (len(ATTACKS), len(HARMLESS)) == (1542, 816)
     assert Counter((c["source"], c["peer"]) for c in CASES) == {
         ("dcg", "block"): 882, ("dcg", "allow"): 1077,
         ("safety-net", "block"): 270, ("safety-net", "allow"): 129}
@@ -58,8 +58,6 @@ def test_the_peer_corpus_is_what_it_says() -> None:
     assert departs and all(c.get("why") for c in departs)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 26: the analysis does not meet the targets on the "
-                   "peers' suites yet; the test prints what it misses and what it denies")
 def test_the_peers_attacks_are_caught_and_their_harmless_commands_are_not(
         layer: GovernanceLayer) -> None:
     missed: list[str] = []

@@ -50,6 +50,7 @@ def test_empty_section_compiles() -> None:
     ({"wrappers": {"sudo": {"skip": -1}}}, "shell.wrappers.sudo.skip"),
     ({"limits": {"max_length": 0}}, "shell.limits.max_length"),
     ({"read_only": "ls"}, "shell.read_only"),
+    ({"commands": {"zcloud": {"lexicon": "remote"}}}, "shell.commands.zcloud"),
 ])
 def test_errors_name_file_and_key(section: dict[str, object], key: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -140,3 +141,16 @@ def test_an_error_in_a_layer_names_its_file() -> None:
     with pytest.raises(ConfigError) as info:
         compile_layers([DEFAULT_SHELL, ("p.yaml", {"limits": {"max_depth": -1}})])
     assert (info.value.file, info.value.key) == ("p.yaml", "shell.limits.max_depth")
+
+
+def test_a_remote_lexicon_reads_its_read_verbs_as_the_default() -> None:
+    """``lexicon: remote`` (a provider's CLI): a read verb is the entry's default act, a
+    destructive verb stays destructive, help stays a read."""
+    shell = compile_layers([DEFAULT_SHELL, ("p.yaml", {"commands": {"zcloud": {
+        "lexicon": "remote", "default": {"primitive": "web-fetch", "reason": "zcloud calls its API"}}}})])
+    assert prims("zcloud widgets list", shell) == {"web-fetch"}
+    assert prims("zcloud widgets delete w1", shell) == {"destructive"}
+    assert prims("zcloud help", shell) == {"shell-read"}
+    with pytest.raises(ConfigError) as info:
+        compile_shell({"commands": {"zcloud": {"lexicon": "remote"}}}, "/p/m.yaml")
+    assert "default" in str(info.value)
