@@ -104,7 +104,7 @@ _TRIGGERS = {
               "proc", "passthru", "shell", "ile", "os.", "io.", "os[", "process", "binding",
               "axios", "got", "request", "dgram", "tls", "net", "Open3", "IO", "Kernel", "$",
               "s/", "e}", "Tiny", "ftp", "smtp", "readpipe", "Deno", "Bun", "Gem", "CPAN",
-              "cpanm"),
+              "cpanm", "destroy_", "delete_"),
 }
 
 

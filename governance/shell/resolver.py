@@ -288,6 +288,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         if argv.refused is not None:      # git checkout --unified 3: git refuses, runs nothing
             an.add("shell-read", seg, f"{base} refuses the option {argv.refused} and does nothing")
             return
+        if spec.get("code"):
+            _code(an, spec["code"], base, fields, seg, depth)   # rails runner CODE
         for option, prefix in spec.get("command_options", {}).items():
             for value, _raw in argv.values.get(option, ()):   # vim -c '!CMD', gdb -ex 'shell CMD'
                 if value is None:
@@ -418,6 +420,38 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
             arguments(an, base, fields, seg)   # ddrescue img /dev/sdb
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+def _code(an: Walk, code: dict[str, str], base: str, fields: list[str | None], seg: str,
+          depth: int) -> None:
+    """Code a framework's subcommand runs (``shell.commands.NAME.code``): ``rails runner CODE``,
+    ``manage.py shell -c CODE``, ``artisan tinker --execute CODE``, read as inline code of its
+    language; code known only at run time is unknown."""
+    words = fields[1:]
+    sub = next((k for k, f in enumerate(words) if f is not None and not f.startswith("-")), None)
+    if sub is None or words[sub] is None:
+        return
+    for key, language in code.items():
+        name, _, option = key.partition(" ")
+        if words[sub] != name:
+            continue
+        rest = words[sub + 1:]
+        if option:
+            at = next((k for k, f in enumerate(rest) if f == option or (
+                f is not None and f.startswith(option + "="))), None)
+            if at is None:
+                continue
+            given = str(rest[at])
+            value = given.partition("=")[2] if given != option else (
+                rest[at + 1] if at + 1 < len(rest) else None)
+        else:
+            value = next((f for f in rest if f is None or not f.startswith("-")), "")
+            if value == "":
+                continue
+        if value is None:
+            an.unknown(seg, f"{base} {key} runs {language} code known only at run time")
+        else:
+            an.inline(language, value, seg, depth)
 
 
 # what a listed command's patterns may already say about the network: a remote URL adds nothing

@@ -80,6 +80,7 @@ open (?:\bKernel\.|<R>)open\b|\bFile\.(?:open|new)\b
 eval (?:(?<![\w:@$])(?:instance_eval|class_eval|module_eval)|<R>eval)\b(?!\s*(?:\{|do\b))
 unknown \b(?:__send__|public_send|send|method)\s*\(?\s*:(?:system|exec|spawn|eval|popen|open|`)
 destroy \bFileUtils\.(?:rm_rf|rm_r|rmtree|remove_dir|remove_entry(?:_secure)?)\b
+destroy (?<![\w.:])[A-Z]\w*(?:::[A-Z]\w*)*\.(?:all\.)?(?:destroy_all|delete_all)\b(?![?!=])
 del \b(?:File|Dir)\.(?:delete|unlink|rmdir)\b|\bFileUtils\.(?:rm|rm_f|rmdir|remove|remove_file)\b
 write \b(?:File|IO)\.(?:write|binwrite)\b|\bFileUtils\.(?:touch|mkdir_p|mkdir|makedirs)\b|\bDir\.mkdir\b
 move \bFile\.rename\b|\bFileUtils\.(?:mv|move)\b

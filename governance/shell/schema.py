@@ -129,6 +129,10 @@ class CommandModel(_Strict):
     recipes: list[str] = []
     harmless: list[str] = []
     command_options: dict[str, str] = {}
+    # subcommands whose next argument (or the value of the option named after a space) is code
+    # in a language shell.inline reads: {runner: ruby} (rails runner CODE), {shell -c: python}
+    code: dict[str, Literal["python", "node", "perl", "ruby", "php", "lua", "r", "julia",
+                            "powershell"]] = {}
     # each subcommand's options as the program reads them: "-b=" takes a value, "--track=opt" one
     # given only after "=" (or the letter), "-q" none (governance.shell.rules, _read_option)
     options: dict[str, list[str]] = {}
@@ -439,6 +443,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "program": command.program, "harmless": list(command.harmless),
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
+                          "code": dict(command.code),
                           "replace": command.replace}
         if command.options:
             commands[name]["options"] = {sub: _options(items)

@@ -192,3 +192,48 @@ def test_perl_filters_stay_filters() -> None:
     assert acts_of("perl -ne 'print if /x/' f") <= QUIET
     assert acts_of("perl -pi -e 's/a/b/' f") == {"code-exec", "file-write"}
     assert acts_of("R CMD INSTALL mypkg_1.0.tar.gz") == {"package-install"}
+
+
+# --- code a framework's subcommand runs (shell.commands.NAME.code) --------------------------
+RUNNERS = st.sampled_from([("rails runner", "ruby"), ("bin/rails runner", "ruby"),
+                           ("gitlab-rails runner", "ruby"), ("rails r", "ruby"),
+                           ("python manage.py shell -c", "python"),
+                           ("./manage.py shell --command", "python"),
+                           ("php artisan tinker --execute", "php")])
+ACTING = {"ruby": ("FileUtils.rm_rf({p})", "destructive"),
+          "python": ("import shutil; shutil.rmtree({p})", "destructive"),
+          "php": ("system({c});", None)}
+ORM_WIPES = st.sampled_from(["Project.destroy_all", "User.delete_all", "Admin::Audit.delete_all",
+                             "Ci::Build.all.destroy_all"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(RUNNERS, PATHS, COMMANDS)
+def test_code_given_to_a_frameworks_runner_is_read_as_code(runner: tuple[str, str], path: str,
+                                                           command: tuple[str, str]) -> None:
+    spelled, language = runner
+    template, act = ACTING[language]
+    code = template.format(p=q(path), c=q(command[0]))
+    found = {a.primitive for a in analyse_command(f"{spelled} {shlex.quote(code)}", SHELL,
+                                                  is_protected=is_protected)}
+    assert "code-exec" in found
+    assert (act or command[1]) in found, (spelled, code, found)
+    quiet = {a.primitive for a in analyse_command(f"{spelled} {shlex.quote('puts 1')}", SHELL,
+                                                  is_protected=is_protected)}
+    assert quiet <= QUIET
+    unknown = {a.primitive for a in analyse_command(f'{spelled} "$CODE"', SHELL,
+                                                    is_protected=is_protected)}
+    assert "shell-unknown" in unknown
+
+
+@given(ORM_WIPES, st.sampled_from(["rails runner", "ruby -e", "gitlab-rails runner"]))
+def test_an_unscoped_orm_wipe_is_destructive_and_a_scoped_one_is_not(wipe: str, spelled: str
+                                                                     ) -> None:
+    def found(code: str) -> set[str]:
+        return {a.primitive for a in analyse_command(f"{spelled} {shlex.quote(code)}", SHELL,
+                                                     is_protected=is_protected)}
+
+    assert "destructive" in found(wipe)
+    scoped = wipe.replace(".all.", ".").replace(".destroy_all", ".where(id: 1).destroy_all") \
+        .replace(".delete_all", ".where(id: 1).delete_all")
+    assert "destructive" not in found(scoped), scoped
