@@ -36,6 +36,14 @@ HOOK_TOOL = "decide_tool_call"
 HOOK_TOOL_NAME = f"mcp__{HOOK_SERVER}__{HOOK_TOOL}"
 
 
+def _outbound(act: Act) -> bool:
+    """Whether an act sends something off the machine to the hosts it names: a request, or a
+    name lookup (``dig NAME``: a read whose hosts the shell analysis named), which the taint
+    rule checks against ``egress.allow``."""
+    return act.hosts is not None and (act.primitive == "web-fetch" or (
+        act.primitive == "shell-read" and bool(act.hosts)))
+
+
 def _match(name: str, pattern: str) -> bool:
     """``wildcard.match``, imported only for a name that starts with the pattern's literal part
     (what comes before its first ``*``, ``?`` or ``[``): most paths written share no prefix with
@@ -399,7 +407,7 @@ class GovernanceLayer:
     def _with_taint(self, acts: list[Act]) -> list[Act]:
         """``acts`` plus an ``exfiltration`` act for each request to a host outside
         ``egress.allow`` (or to a host known only at run time) while the session is tainted."""
-        if not any(act.primitive == "web-fetch" and act.hosts is not None for act in acts):
+        if not any(_outbound(act) for act in acts):
             return acts
         secrets = self.secrets()
         sources = self.taint() if secrets is not None else None
@@ -407,9 +415,9 @@ class GovernanceLayer:
             return acts
         added: list[Act] = []
         for act in acts:
-            if act.primitive != "web-fetch" or act.hosts is None:
+            if not _outbound(act):
                 continue
-            outside = [h for h in act.hosts if h == "?" or not secrets.egress(h)]
+            outside = [h for h in act.hosts or () if h == "?" or not secrets.egress(h)]
             if outside:
                 from governance.shell import Act
 

@@ -142,7 +142,7 @@ class _Later:
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "flow", "ifs",
                  "level", "limits", "listed", "loops", "names", "origin", "prose", "reads", "root",
-                 "scope", "seen", "shell", "text",
+                 "scope", "seen", "shell", "sockets", "text",
                  "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
@@ -170,6 +170,7 @@ class _Analysis:
         self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
         self.flow: Any = None                 # what carries a secret so far (``shell.secrets``)
+        self.sockets: dict[str, str] = {}     # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -311,12 +312,21 @@ class _Analysis:
                     continue
                 value = self.expand_one(target.parts)
                 raw = word_text(target)
+                if op == ">&" and value is not None and value in self.sockets:
+                    self.add("web-fetch", seg, f"redirection >&{value} writes to the network "
+                                               f"connection to {self.sockets[value]}")
+                    self.seen[("web-fetch", seg)].hosts = [self.sockets[value]]
+                    continue
                 if op == ">&" and (value is None or value.isdigit() or value == "-"):
                     continue
                 if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                     self.add("web-fetch", seg, f"redirection {op} to {raw} opens a network "
                                                "connection")
-                    self.seen[("web-fetch", seg)].hosts = [value.split("/")[3] or "?"]
+                    host = value.split("/")[3] or "?" if value.count("/") >= 3 else "?"
+                    self.seen[("web-fetch", seg)].hosts = [host]
+                    if redir.fd is not None and (not cmd.words or word_text(
+                            cmd.words[0]) == "exec"):    # exec 3<>/dev/tcp/...: open for later
+                        self.sockets[redir.fd] = host
                     continue
                 self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}")
                 self.remember_file(value, cmd, append=op in (">>", "&>>"))
@@ -449,6 +459,11 @@ class _Analysis:
             return array(self, value)
         if kind == "sub" and subs and len(subs) == 1:
             return self.echo_value(subs[0])
+        if kind == "sub" and subs and len(subs) == 2 and subs[1].piped_from is subs[0] and \
+                subs[0].words and word_text(subs[0].words[0]) == "ls":
+            from governance.shell.listing import names  # $(ls -a | grep '^.env$')
+
+            return names(self, subs[0], subs[1])
         return None
 
     def echo_value(self, cmd: Simple) -> str | None:

@@ -38,11 +38,12 @@ __all__ = ["LimitError", "ParseError", "Parser", "Redir", "Simple", "Word", "par
 
 
 class Redir:
-    __slots__ = ("body", "body_subs", "op", "target")
+    __slots__ = ("body", "body_subs", "fd", "op", "target")
 
-    def __init__(self, op: str, target: Word | None) -> None:
+    def __init__(self, op: str, target: Word | None, fd: str | None = None) -> None:
         self.op = op
         self.target = target
+        self.fd = fd                          # the descriptor written before it: 3 of 3<>FILE
         self.body: str | None = None          # heredoc text
         self.body_subs: list[Simple] = []     # commands substituted in an unquoted heredoc
 
@@ -479,7 +480,7 @@ class Parser(WordLexer):
                 s.startswith(("<(", ">("), self.i))):        # done < <(cmd): a process substitution
             raise ParseError(f"redirection {op!r} without a target")
         target = self.word()
-        redir = Redir(op, target)
+        redir = Redir(op, target, s[i:j] if j > i and s[i:j].isdigit() else None)
         cmd.redirs.append(redir)
         cmd.end = target.end
         if op in ("<<", "<<-"):

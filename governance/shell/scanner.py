@@ -214,8 +214,17 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
                 kind_ = "" if m.group() in closures else "unknown"
             elif kind == "rm":
                 kind_ = "destroy" if "recursive" in text[m.end():end] else "del"
-            elif kind == "url":
-                kind_ = "net" if str(first).lower().startswith(("http:", "https:", "ftp:", "ftps:")) else ""
+            elif kind == "cmd" and lang == "awk" and not isinstance(first, str):
+                built = _awk_string(text[m.end():end], lits)   # system("curl " ENVIRON["T"])
+                kind_ = "cmd" if built is not None else "unknown"
+                if built is not None:
+                    items = [built]
+            elif kind == "url":           # a URL, or an expression that starts with one
+                lead = re.match(r"[\s(]*\x00(\d+)\x00", text[m.end():end])
+                url = first if isinstance(first, str) else (
+                    lits[int(lead.group(1))] if lead is not None else None)
+                kind_ = "net" if str(url).lower().startswith(("http:", "https:", "ftp:", "ftps:")) \
+                    else ""
             elif kind == "phprec":
                 kind_ = "destroy" if re.search(_PREFIX["<H>"] + r"(?:unlink|rmdir)\s*\(", text) else ""
                 items = []
@@ -365,6 +374,36 @@ def _unescape(raw: str, plain: bool) -> str:
     if plain or "\\" not in raw:
         return raw.replace("\\\\", "\\").replace("\\'", "'")
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m[1], m[1]), raw, flags=re.S)
+
+
+def _awk_string(args: str, lits: list[str | None]) -> str | None:
+    """The command an awk ``system(...)`` runs, when its argument is a concatenation that starts
+    with a literal: the literals as they are, ``ENVIRON["NAME"]`` as ``${NAME}`` (the variable
+    it reads), anything else a value known only at run time. None when no literal leads."""
+    import re
+
+    inner = args.strip()
+    if inner.startswith("("):
+        inner = inner[1:]
+    if inner.endswith(")"):
+        inner = inner[:-1]
+    parts: list[str] = []
+    pos = 0
+    token = re.compile(r"\s*(?:\x00(\d+)\x00|ENVIRON\[\s*\x00(\d+)\x00\s*\]|([^\s\x00]+))")
+    while pos < len(inner):
+        m = token.match(inner, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+        if m.group(1) is not None:
+            parts.append(str(lits[int(m.group(1))] or ""))
+        elif m.group(2) is not None and (lits[int(m.group(2))] or "").isidentifier():
+            parts.append("${" + str(lits[int(m.group(2))]) + "}")
+        else:
+            parts.append('"$__input"')
+    if not parts or not inner.lstrip().startswith("\x00"):
+        return None
+    return "".join(parts)
 
 
 def _items(text: str, i: int, lits: list[str | None]) -> tuple[list[Item], int]:

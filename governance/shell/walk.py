@@ -31,6 +31,7 @@ class Walk(Protocol):
     text: str                # the whole command
     check: Any               # the path guard: protected paths, secret files and variables
     flow: Any                # what carries a secret so far (``shell.secrets``), None until one
+    sockets: dict[str, str]  # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
     seen: dict[tuple[str, str], Any]   # (primitive, segment) -> its act
     acts: list[Any]          # the acts found so far
 

