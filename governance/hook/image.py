@@ -5,7 +5,7 @@ writes it after a call that found it missing or out of date. The image holds eve
 the call loaded, and those of the old image whose sources are unchanged, so the modules of other
 paths (a knowledge lookup, an intent, a deny's remedy) stay in it. Each module's code is the
 ``.pyc`` Python wrote for it when that is current, or compiled here from the source. The standard
-library's modules the call imported (``bootstrap._belongs``) are held too: the code of those
+library's modules the call imported (``_belongs`` in ``hooks/bootstrap.py``) are held too: the code of those
 written in Python, the file of the compiled ones (an entry of length -1: loaded from that file).
 """
 

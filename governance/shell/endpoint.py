@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "ftp_proxy")
+
+
+def proxied(assigned: Iterable[str], variables: Iterable[str]) -> bool:
+    """Whether a ``*_proxy`` variable is set for the request: assigned before the command
+    (``https_proxy=... curl``) or earlier in the command line (``export https_proxy=...``)."""
+    return any(name.lower() in PROXY_VARIABLES for name in [*assigned, *variables])
 _UNIX_SCHEMES = ("http+unix", "https+unix", "unix", "ws+unix")
 
 

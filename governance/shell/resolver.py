@@ -476,11 +476,10 @@ def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | N
     """Why a fetching program's request stays on this machine (``shell.endpoint``), or None."""
     if not spec.get("requests"):
         return None
-    from governance.shell.endpoint import PROXY_VARIABLES, request
+    from governance.shell.endpoint import proxied, request
 
     names = [name for name, _ in cmd.assigns] if cmd is not None else []
-    proxied = any(n.lower() in PROXY_VARIABLES for n in [*names, *an.vars])
-    why = request(spec["requests"], argv, an.shell.get("local_hosts", ()), proxied)
+    why = request(spec["requests"], argv, an.shell.get("local_hosts", ()), proxied(names, an.vars))
     return f"{base}: {why}, not the web" if why else None
 
 

@@ -483,7 +483,7 @@ def _rerouted(an: Walk, requests: dict[str, Any], argv: Any, cmd: Simple | None)
     a ``*_proxy`` variable set in the command), an address given for the host (``--resolve
     HOST:PORT:ADDR``, ``--connect-to``), a config file ("?": read at run time). The bytes reach
     these, so a secret's own host does not make the request its owner's."""
-    from governance.shell.endpoint import PROXY_VARIABLES
+    from governance.shell.endpoint import proxied
     from governance.shell.rules import has_flag
 
     out: list[str] = []
@@ -498,8 +498,7 @@ def _rerouted(an: Walk, requests: dict[str, Any], argv: Any, cmd: Simple | None)
                 out.append(value.rsplit(":", 1)[-1].strip("[]") or "?")   # HOST:PORT:ADDR
             else:
                 out.append(_named(value if "://" in value else f"http://{value}", value))
-    assigned = [name for name, _ in cmd.assigns] if cmd is not None else []
-    if any(name.lower() in PROXY_VARIABLES for name in [*assigned, *an.vars]):
+    if proxied([name for name, _ in cmd.assigns] if cmd is not None else [], an.vars):
         out.append("?")                       # https_proxy=http://collector.example curl ...
     return out
 
