@@ -227,7 +227,7 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
                   and not any(c in str(fields[k + 1]) for c in "*?[")), None)
     found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
     # no test narrows what it finds (-type f does not): the actions run on every file of the tree
-    everything = not any(f is not None and f.lstrip("-").startswith(_FIND_TESTS)
+    everything = not any(f is not None and f[:1] == "-" and f[1:].startswith(_FIND_TESTS)
                          for f in fields[1:])
     while i < n:
         arg = fields[i]
