@@ -58,4 +58,5 @@ def test_calls_are_answered_in_parallel(served: Served) -> None:
     for thread in threads:
         thread.join(60)
     assert len(answers) == 4
-    assert all(isinstance(a, dict) and "result" in a for a in answers), answers
+    refused = [a for a in answers if not (isinstance(a, dict) and "result" in a)]
+    assert not refused, refused        # the answers that came back without a result, whole
