@@ -93,6 +93,46 @@ def project_from_cli(project: str | None) -> str:
     return find_project(system.getcwd())
 
 
+# Claude Code's managed settings folder, and the organisation's governance layer beside it. The
+# places are fixed by the platform: never read from the project, the settings' ``env`` or any
+# variable a session can set, so nothing the agent writes can move them.
+MANAGED_DIRS = {"darwin": "/Library/Application Support/ClaudeCode"}
+MANAGED_DIR_DEFAULT = "/etc/claude-code"
+MANAGED_SETTINGS_NAME = "managed-settings.json"
+ORG_SUBDIR = "governance"
+
+
+def managed_dir() -> str:
+    """Where Claude Code reads managed settings on this platform."""
+    import sys
+
+    return MANAGED_DIRS.get(sys.platform, MANAGED_DIR_DEFAULT)
+
+
+def managed_settings_path() -> str:
+    return system.join(managed_dir(), MANAGED_SETTINGS_NAME)
+
+
+def org_dir() -> str:
+    """The organisation's layer: its activity matrix, guardrails, SOPs and bundle state."""
+    return system.join(managed_dir(), ORG_SUBDIR)
+
+
+def org_matrix_path() -> str:
+    return system.join(org_dir(), MATRIX_NAME)
+
+
+def org_key_path() -> str:
+    """The organisation's Ed25519 public key (installed with ``install --managed``), which a
+    pulled bundle must be signed with."""
+    return system.join(org_dir(), "org-key.pub")
+
+
+def org_bundle_state_path() -> str:
+    """What the last verified bundle held: its version and its files' hashes."""
+    return system.join(org_dir(), "bundle.json")
+
+
 def governance_dir(project_dir: str) -> str:
     return system.join(project_dir, GOVERNANCE_SUBDIR)
 
