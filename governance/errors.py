@@ -40,6 +40,13 @@ class ConfigError(GovernanceError):
     exit_code = 2
 
 
+class OrgPolicyError(ConfigError):
+    """The organisation's layer cannot be trusted or read: governance fails closed, whatever the
+    project says about failing (``policy.managed``)."""
+
+    closed = True
+
+
 class StateError(GovernanceError):
     """The cycle state cannot be read, written or changed as asked."""
 

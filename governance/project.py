@@ -292,8 +292,9 @@ def override_guardrails_path(project_dir: str) -> str:
 
 def installation_paths(python: str | None = None) -> list[str]:
     """Our installation, which the agent may not change: the package, the hook scripts, the
-    packaged default configs, the interpreter's venv and the interpreter itself. Absolute and
-    resolved where they exist."""
+    packaged default configs, the interpreter's venv and the interpreter itself, and Claude
+    Code's managed settings folder with the organisation's layer. Absolute and resolved where
+    they exist."""
     import sys
 
     interpreter = system.abspath(python or sys.executable)
@@ -303,7 +304,8 @@ def installation_paths(python: str | None = None) -> list[str]:
     hooks = system.join(root, "hooks")
     paths = [system.join(root, "governance"), hooks if system.isdir(hooks) else "",
              default_matrix_path(), default_guardrails_path(), prefix if venv else "",
-             interpreter]  # resolved: the binary a venv's symlink runs
+             interpreter,  # resolved: the binary a venv's symlink runs
+             managed_dir()]
     resolved = [system.realpath(path) if system.exists(path) else path for path in paths if path]
     return list(dict.fromkeys(resolved))
 

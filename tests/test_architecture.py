@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"decisions"},
     {"knowledge"},
     {"hook"},
+    {"organisation"},
     {"session", "install"},
     {"server"},
     {"sandbox"},

@@ -45,7 +45,8 @@ def _compile(project: str) -> tuple[dict[str, Any] | None, tuple[str, bytes] | N
     from governance.policy.compiler import compile_matrix
 
     default, override, config_hash = matrix_module.read_sources(project)
-    compiled, problems = compile_matrix(default, override, config_hash)
+    compiled, problems = compile_matrix(default, override, config_hash,
+                                        matrix_module.org_source())
     return compiled, override, config_hash, [problem.render() for problem in problems]
 
 

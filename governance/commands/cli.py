@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                "sessions; end a taint"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
+    "org": ("governance.commands.org", "the organisation layer: pull its signed bundle, keygen, "
+                                       "sign, status"),
     "reference": ("governance.commands.reference", "write the reference pages (matrix format, CLI) "
                                                    "generated from the code"),
 }

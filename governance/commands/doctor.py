@@ -63,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"Governance: {installed_version()} (python {sys.executable})")
     data = _settings_or_none(project)
     gone = broken(project, data or {})
-    _registration(project, report, gone)
+    from governance.install import managed
+
+    central = managed.our_hooks()
+    _registration(project, report, gone, central)
+    _managed(data, report)
     from governance.policy.derived import audit  # before anything here builds them again
 
     for problem in audit(project):
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     _sops(project, report)
     _git_ignores(project, report)
     _decisions(project, report)
-    commands = settings.our_commands(data or {})
+    commands = {**central, **settings.our_commands(data or {})}   # the project's, else managed
     broken_where = {item.where for item in gone}
     if commands.get("PreToolUse", [""])[0].startswith(("http://", "https://")):
         _server(project, commands["PreToolUse"][0], report)
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if data is not None:
         from governance.install.session_entries import check
 
-        for ok, what, fix in check(project, data, broken_where):
+        for ok, what, fix in check(project, _with_managed_hooks(data), broken_where):
             if ok:
                 report.ok(what)
             else:
@@ -103,6 +107,38 @@ def run(args: argparse.Namespace) -> int:
         _fence(project, matrix)
     print("All checks passed." if not report.problems else f"{report.problems} problem(s) found.")
     return 0 if not report.problems else 1
+
+
+def _managed(data: dict[str, object] | None, report: Report) -> None:
+    """The managed layer, installed by an administrator for every user: its hooks, who installed
+    them, allowManagedHooksOnly, the sandbox backstop, the organisation's matrix and key."""
+    from governance.install import managed_check, settings
+
+    for ok, what, fix in managed_check.check(settings.our_commands(data or {})):
+        if ok is None:
+            report.note(what)
+        elif ok:
+            report.ok(what)
+        else:
+            report.bad(what, fix)
+
+
+def _with_managed_hooks(data: dict[str, object]) -> dict[str, object]:
+    """The project's settings with the managed settings' hooks added (Claude Code runs both), for
+    the checks that ask whether a hook is registered at all."""
+    from governance.errors import InstallError
+    from governance.install import managed
+
+    try:
+        central = managed.read_settings().get("hooks")
+    except InstallError:
+        return data
+    own = data.get("hooks")
+    hooks: dict[str, list[object]] = {}
+    for source in (own, central):
+        for event, groups in (source.items() if isinstance(source, dict) else []):
+            hooks.setdefault(event, []).extend(groups if isinstance(groups, list) else [])
+    return {**data, "hooks": hooks}
 
 
 def _decisions(project: str, report: Report) -> None:
@@ -195,9 +231,11 @@ def _settings_or_none(project: str) -> dict[str, object] | None:
         return None
 
 
-def _registration(project: str, report: Report, gone: list[Broken]) -> None:
-    """Our hooks for the tool events are registered once each, and every registration of ours
-    (``gone``: those whose interpreter or script is missing) can run."""
+def _registration(project: str, report: Report, gone: list[Broken],
+                  central: dict[str, list[str]]) -> None:
+    """Our hooks for the tool events are registered once each (in the project or in the managed
+    settings, ``central``: the managed layer's lines report both at once), and every registration
+    of ours (``gone``: those whose interpreter or script is missing) can run."""
     from governance.errors import InstallError
     from governance.install import settings
 
@@ -212,6 +250,9 @@ def _registration(project: str, report: Report, gone: list[Broken]) -> None:
     missing = {item.where: item for item in gone}
     for event in settings.EVENTS:
         commands = found.get(event, [])
+        if not commands and central.get(event):
+            report.ok(f"{event} hook registered in the managed settings: {central[event][0]}")
+            continue
         if not commands:
             report.bad(f"{event} hook not registered in {path}",
                        f"run: governance install --project {project}")

@@ -94,6 +94,9 @@ KEYS: dict[str, str] = {
                                      "user).",
     "rules.PRIMITIVE.STATE.redirect_to": "For `redirect`: the tool or agent to use instead "
                                          "(required with `redirect`).",
+    "rules.PRIMITIVE.STATE.locked": "Only in the organisation's matrix: `false` makes the cell a "
+                                    "default a project may override; otherwise it is a floor no "
+                                    "project can loosen (docs/organisation.md).",
     "skill_restrictions.STATE.allowed": "Only these skills are allowed in the state (fnmatch "
                                         "globs); unset: every skill not blocked.",
     "skill_restrictions.STATE.blocked": "Skills blocked in the state (fnmatch globs).",

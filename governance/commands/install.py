@@ -45,6 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write every registration again for this interpreter (after the tool "
                              "moved), with the transport and options the project already has")
     parser.add_argument("--dry-run", action="store_true", help="print the new settings only")
+    parser.add_argument("--managed", action="store_true",
+                        help="as root: register the hooks for every user of this machine in Claude "
+                             "Code's managed settings, with the sandbox backstop and a starter "
+                             "organisation matrix (no project needed; `uninstall --managed` takes "
+                             "it back). Honours --fail-closed, --session-hooks, --sandbox, --python")
+    parser.add_argument("--managed-only", action=argparse.BooleanOptionalAction, default=None,
+                        help="with --managed: set allowManagedHooksOnly (Claude Code then runs only "
+                             "managed hooks); --no-managed-only takes back the one we set")
+    parser.add_argument("--org-key", metavar="FILE",
+                        help="with --managed: install the organisation's Ed25519 public key (PEM), "
+                             "which `governance org pull` checks bundles with")
 
 
 def _warm_caches(project: str) -> None:
@@ -143,10 +154,25 @@ def _as_installed(project: str, args: argparse.Namespace) -> None:
     shutil.rmtree(os.path.dirname(cache_file(project, "x")), ignore_errors=True)
 
 
+def _managed_hooks_note(managed_events: dict[str, list[str]]) -> str:
+    from governance.project import managed_settings_path
+
+    return (f"Not registered in the project: the managed settings ({managed_settings_path()}) "
+            f"already run governance's hooks for {', '.join(managed_events)}, and a second copy "
+            "would decide and record every call twice.")
+
+
 def run(args: argparse.Namespace) -> int:
     from governance.install import settings
     from governance.project import governance_dir, project_from_cli
 
+    if getattr(args, "managed", False):   # a Namespace built by hand may lack it
+        from governance.commands.managed import install
+
+        return install(args)
+    if getattr(args, "managed_only", None) is not None or getattr(args, "org_key", None):
+        raise InstallError("--managed-only and --org-key go with --managed",
+                           fix="run `governance install --managed ...` as root")
     if args.http and args.mcp_hooks:
         raise InstallError("--http and --mcp-hooks both carry the hooks; choose one",
                            fix="install with --http (a resident server you start) or with "
@@ -192,18 +218,32 @@ def run(args: argparse.Namespace) -> int:
             if event in settings.MCP_EVENTS:
                 entries[event] = [settings.mcp_tool_handler(event, args.fail_closed and
                                                             event == "PreToolUse")]
+    from governance.install import managed
     from governance.install.registration import readable
 
+    managed_events = managed.our_hooks()
+    if managed_events and (args.http or args.mcp_hooks):
+        raise InstallError("the managed settings already run governance's hooks as commands for "
+                           f"every project ({', '.join(managed_events)}), so hooks over "
+                           f"{'HTTP' if args.http else 'MCP'} would decide every call twice",
+                           fix="install without --http/--mcp-hooks, or ask the administrator "
+                               "to run `governance uninstall --managed`")
     readable(project)
     path = settings.settings_path(project)
     data = settings.load(path)
     before = json.dumps(data, sort_keys=True)
     from governance.sandbox import default as sandbox_default
 
-    sandbox = sandbox_default.choose(project, args.sandbox, bool(settings.our_commands(data)),
-                                     checked)
+    installed = bool(settings.our_commands(data)) or bool(
+        managed_events and os.path.isdir(governance_dir(project)))
+    sandbox = sandbox_default.choose(project, args.sandbox, installed, checked)
     settings.remove_ours(data, list(entries) + (
         [] if args.session_hooks else list(session_entries.SESSION_EVENTS)))
+    if managed_events:   # no second copy: each call would be decided and recorded twice
+        settings.remove_ours(data, list(managed_events))
+        entries = {event: handlers for event, handlers in entries.items()
+                   if event not in managed_events}
+        notes.append(_managed_hooks_note(managed_events))
     settings.add_ours(data, entries)
     settings.hide_hook_tool(data, args.mcp_hooks)
     if args.statusline or args.replace_statusline:
@@ -218,10 +258,12 @@ def run(args: argparse.Namespace) -> int:
     first_seal = seal.accepts_nothing(seal.read(project))   # a seal of built files only: none
     control.seal_settings(project, data, control.load_manifest(project))
     if json.dumps(data, sort_keys=True) == before:
-        print(f"Already installed in {path}; nothing changed.")
+        print(f"{'No change to' if managed_events else 'Already installed in'} {path}; nothing "
+              "changed.")
     else:
         backup = settings.save(path, data)
-        print(f"Installed governance hooks in {path}" + (f" (backup: {backup})" if backup else ""))
+        print(f"{'Updated' if managed_events else 'Installed governance hooks in'} {path}"
+              + (f" (backup: {backup})" if backup else ""))
     os.makedirs(governance_dir(project), mode=0o700, exist_ok=True)
     from governance.install import gitignore
 

@@ -8,11 +8,18 @@ import argparse
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project_dir", nargs="?", help="the project (same as --project)")
     parser.add_argument("--project", help="the project folder (default: the current project)")
+    parser.add_argument("--managed", action="store_true",
+                        help="as root: take back exactly what `install --managed` added to Claude "
+                             "Code's managed settings and beside them (no project needed)")
 
 
 def run(args: argparse.Namespace) -> int:
     import os
 
+    if getattr(args, "managed", False):   # a Namespace built by hand may lack it
+        from governance.commands.managed import uninstall
+
+        return uninstall(args)
     from governance.install import settings
     from governance.install.mcp_entry import uninstall_mcp
     from governance.install.session_entries import COMMANDS_DIR, remove_statusline, slash_commands

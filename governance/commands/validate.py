@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,17 +28,20 @@ def run(args: argparse.Namespace) -> int:
                 override = (os.path.abspath(args.file), fh.read())
         except OSError as exc:
             raise ConfigError(f"cannot read it ({exc.strerror})", file=args.file) from None
-    compiled, problems = compile_matrix(default, override, config_hash)
+    org = matrix_module.org_source()
+    compiled, problems = compile_matrix(default, override, config_hash, org)
     for problem in problems:
         print(problem.render())
     errors = sum(p.level == "error" for p in problems)
     warnings = len(problems) - errors
-    sources = [default[0]] + ([override[0]] if override else [])
+    sources = [default[0]] + ([override[0]] if override else []) + ([org[0]] if org else [])
     if compiled is None or (args.strict and warnings):
         print(f"INVALID: {errors} error(s), {warnings} warning(s) in {', '.join(sources)}")
         return 1
     if override is not None:
         _show_loosened(default, compiled, config_hash)
+    if org is not None:
+        _show_org(compiled)
     prims = len(compiled["allowed_in"])
     print(f"OK: {prims} primitives, {len(compiled['states'])} states, "
           f"{len(compiled['tools_exact']) + len(compiled['tools_glob'])} tool mappings, "
@@ -60,6 +64,17 @@ def _follow_network(project: str, compiled: dict[str, object]) -> None:
     if control.follow_state(project, compiled, state) is not None:
         rule = control.describe_rule(control.network_rule(compiled, state))
         print(f"sandbox network for Bash in {state}: {rule}")
+
+
+def _show_org(compiled: dict[str, Any]) -> None:
+    """The organisation's layer: where it is, and the cells it holds in force over the project."""
+    cells = compiled.get("org_cells") or {}
+    held = sorted({(prim, state) for state, row in cells.items() for prim, entry in row.items()
+                   if entry["in_force"] == entry["floor"]})
+    print(f"organisation: {compiled['org_file']} is a floor under this project: "
+          f"{len(held)} cell(s) in force from it"
+          + (f" ({', '.join(f'{p} in {s}' for p, s in held[:8])}"
+             f"{', ...' if len(held) > 8 else ''})" if held else ""))
 
 
 def _show_loosened(default: tuple[str, bytes], compiled: dict[str, object], config_hash: str

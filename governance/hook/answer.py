@@ -88,20 +88,29 @@ def pre_tool_use(decision: Decision, blocked: list[str], allowed_in: list[str],
     answer: dict[str, Any] = {"hookSpecificOutput": out}
     rule = f"{decision.rule_key} in {decision.rule_file}"
     message = decision.message or f"{decision.primitive} is not allowed in {state.state}."
+    org = decision.layer == "org"
+    tag = "[ORG] " if org else ""
+    if org:   # the organisation's layer decided: no project setting changes it
+        rule += " (the organisation's policy, which a project cannot change)"
     if decision.action in ("block", "redirect"):
         hint = instead(decision, allowed_in, project)
-        reason = f"[STATE: {state.state}] {_subject(decision)} is blocked: {message} " \
-                 f"{hint + ' ' if hint else ''}(rule: {decision.rule_key})"
+        said = f"[ORG] Blocked: {_subject(decision)}:" if org else \
+            f"{_subject(decision)} is blocked:"
+        reason = f"[STATE: {state.state}] {said} {message} {hint + ' ' if hint else ''}" \
+                 f"(rule: {decision.rule_key}" \
+                 f"{' of the organisation, in ' + decision.rule_file if org else ''})"
         out["permissionDecision"] = "deny"
         out["permissionDecisionReason"] = clip(reason, REASON_MAX)
-        lines.append(f"Denied {_subject(decision)}: {message}")
+        lines.append(f"[ORG] Blocked: {_subject(decision)}: {message}" if org else
+                     f"Denied {_subject(decision)}: {message}")
     elif decision.action == "ask":
         out["permissionDecision"] = "ask"
         out["permissionDecisionReason"] = clip(
-            f"Governance [{state.state}]: {_subject(decision)}: {message} (rule: {rule})", REASON_MAX)
-        lines.append(f"{_subject(decision)} needs the user's confirmation: {message}")
+            f"Governance [{state.state}]: {tag}{_subject(decision)}: {message} (rule: {rule})",
+            REASON_MAX)
+        lines.append(f"{tag}{_subject(decision)} needs the user's confirmation: {message}")
     elif decision.action == "warn":
-        warning = f"Warning for {_subject(decision)}: {message}"
+        warning = f"{tag}Warning for {_subject(decision)}: {message}"
         lines.append(warning)
         answer["systemMessage"] = clip(f"governance [{state.state}]: {warning} (rule: {rule})",
                                        SYSTEM_MAX)

@@ -74,6 +74,15 @@ def _has_hook(data: dict[str, Any], event: str, value: dict[str, Any]) -> bool:
     return False
 
 
+def _managed_hook(event: str, value: dict[str, Any]) -> bool:
+    """Whether Claude Code's managed settings run this hook (``install --managed``): then the
+    project's copy is not needed, and putting it back would decide every call twice."""
+    from governance.project import managed_settings_path
+
+    data = _load(managed_settings_path())
+    return data is not None and _has_hook(data, event, value)
+
+
 def problems(entry: dict[str, Any], loaded: list[dict[str, Any] | None]) -> list[tuple[int, str]]:
     """(file index, what is wrong) for every expectation the files no longer meet."""
     files = entry["files"]
@@ -97,7 +106,8 @@ def problems(entry: dict[str, Any], loaded: list[dict[str, Any] | None]) -> list
             if main is not None and (not isinstance(items, list) or value not in items):
                 found.append((0, f"{dotted} no longer lists {jsoncodec.dumps(value)}"))
         elif op == "hook":
-            if main is not None and not _has_hook(main, path[1], value):
+            if main is not None and not _has_hook(main, path[1], value) \
+                    and not _managed_hook(path[1], value):
                 found.append((0, f"the governance hook for {path[1]} was removed"))
         elif op == "not":
             for index, data in enumerate(loaded):

@@ -50,6 +50,7 @@ class Run:
         self.project: str | None = None
         self.matrix: dict[str, Any] | None = None
         self.tampered: list[str] = []      # derived files found rewritten (``_unaccepted``)
+        self.data: dict[str, Any] | None = None   # the payload, once read
 
     @property
     def gov_dir(self) -> str | None:
@@ -85,7 +86,20 @@ class Run:
             log = chain.log_error(self.gov_dir, f"{self.event or 'hook'}: {detail}")
         from governance.hook import answer
 
-        return answer.failure(self.event, text, log, self.fail_closed())
+        closed = bool(getattr(exc, "closed", False))
+        if closed and self.gov_dir:     # the organisation's layer refused: denied and recorded
+            try:
+                data = self.data or {}
+                chain.append(self.gov_dir, {"event": self.event, "layer": "org",
+                                            "tool_use_id": str(data.get("tool_use_id") or ""),
+                                            "tool": data.get("tool_name"),
+                                            "session": payload.session_id(data),
+                                            "decision": "deny" if self.event == "PreToolUse"
+                                            else "none",
+                                            "org_refused": text[:500]})
+            except GovernanceError:
+                pass
+        return answer.failure(self.event, text, log, closed or self.fail_closed())
 
 
 def _arg(argv: Sequence[str], name: str) -> str | None:
@@ -429,7 +443,7 @@ def pre_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: A
     run = Run("PreToolUse", sys.argv[1:] if argv is None else argv)
     out = stdout or sys.stdout
     try:
-        data = payload.read(stdin or sys.stdin.buffer, ("PreToolUse",))
+        data = run.data = payload.read(stdin or sys.stdin.buffer, ("PreToolUse",))
         layer = _layer(run, data)
         tool_input = data["tool_input"]
         decision = layer.decide(data["tool_name"], tool_input, data.get("cwd"))
@@ -507,7 +521,7 @@ def post_tool_use(argv: Sequence[str] | None = None, stdin: Any = None, stdout: 
     out = stdout or sys.stdout
     reply: dict[str, Any] | None = None
     try:
-        data = payload.read(stdin or sys.stdin.buffer, ("PostToolUse", "PostToolUseFailure"))
+        data = run.data = payload.read(stdin or sys.stdin.buffer, ("PostToolUse", "PostToolUseFailure"))
         run.event = data["hook_event_name"]
         layer = _layer(run, data)
         view = layer.get_activity_state()

@@ -68,6 +68,16 @@ def explain_text(found: dict[str, Any]) -> str:
         _field(lines, "redirect to", rec.get("redirect_to"))
         if rule:
             _field(lines, "rule", f"{rule.get('key', '')} in {rule.get('file', '')}")
+        layers = rec.get("layers")
+        if isinstance(layers, dict):
+            for name, title in (("org", "organisation"), ("project", "project")):
+                cell = layers.get(name)
+                if isinstance(cell, dict):
+                    _field(lines, f"{title} layer", f"{cell.get('action')} by {cell.get('rule')} "
+                           f"in {cell.get('file')}")
+            _field(lines, "in force", "the organisation's layer (a project cannot loosen it)"
+                   if layers.get("winner") == "org" else "the project's layers (at least as "
+                   "strict as the organisation's)")
         _field(lines, "tool mapping", rec.get("map_rule"))
         _field(lines, "reason", rec.get("reason"))
         state = "/".join(str(rec.get(k)) for k in ("cycle", "phase", "work_item") if rec.get(k))

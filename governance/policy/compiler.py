@@ -16,6 +16,9 @@ import yaml
 from pydantic import ValidationError
 
 from governance.layering import APPEND, REPLACE, stack, written
+from governance.policy import confinement
+from governance.policy.composition import STRICTNESS, RuleLayer, compose, layers_of, stricter
+from governance.policy.problem import Layer, Problem
 from governance.policy.schema import (
     ACTIONS,
     ALL_STATES,
@@ -27,6 +30,7 @@ from governance.policy.schema import (
     describe_validation_error,
     format_major,
 )
+from governance.project import org_matrix_path
 
 BLOCKING = ("block", "redirect")
 # How the matrix's layers combine (governance.layering): a rule (one primitive in one state) and a
@@ -39,17 +43,6 @@ MATRIX_LAYERING = {("rules", "*", "*"): REPLACE, ("cycles", "*"): REPLACE,
                    ("secrets", "owners", "*"): REPLACE, ("egress", "allow"): APPEND}
 # The bottom layer: the schema's defaults, under every file.
 _SCHEMA_DEFAULTS = {**MatrixFile().model_dump(exclude={"shell"}), "settings": Settings().model_dump()}
-
-
-class Problem:
-    __slots__ = ("file", "fix", "key", "level", "message")
-
-    def __init__(self, level: str, file: str, key: str, message: str, fix: str = "") -> None:
-        self.level, self.file, self.key, self.message, self.fix = level, file, key, message, fix
-
-    def render(self) -> str:
-        text = f"{self.level}: {self.file}: at key {self.key}: {self.message}"
-        return text + (f" Fix: {self.fix}" if self.fix else "")
 
 
 def _parse(path: str, data: bytes, problems: list[Problem]) -> MatrixFile | None:
@@ -104,18 +97,22 @@ def _glob_ok(pattern: str) -> bool:
     return True
 
 
-class _Layer:
-    """One parsed file with the file name kept for every entry, so rules name their origin."""
-
-    def __init__(self, path: str, model: MatrixFile) -> None:
-        self.path = path
-        self.model = model
+_Layer = Layer
 
 
 def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | None,
-                   config_hash: str) -> tuple[dict[str, Any] | None, list[Problem]]:
+                   config_hash: str, org: tuple[str, bytes] | None = None
+                   ) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """The compiled matrix of the packaged default, the project's override and the
+    organisation's layer (``docs/organisation.md``), with every problem found."""
     problems: list[Problem] = []
     layers: list[_Layer] = []
+    org_layer = None
+    if org is not None:
+        org_model = _parse(org[0], org[1], problems)
+        if org_model is None:
+            return None, problems
+        org_layer = _Layer(org[0], org_model)
     base = _parse(default[0], default[1], problems)
     if override is not None:
         top = _parse(override[0], override[1], problems)
@@ -140,42 +137,86 @@ def compile_matrix(default: tuple[str, bytes], override: tuple[str, bytes] | Non
         layers = [_Layer(default[0], base)]
     if not layers or problems:
         return None, problems
-    return _build(layers, config_hash, problems), problems
+    return _build(layers, config_hash, problems, org_layer), problems
 
 
-def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> dict[str, Any] | None:
+def _build(layers: list[_Layer], config_hash: str, problems: list[Problem],
+           org: _Layer | None = None) -> dict[str, Any] | None:
+    written_by = frozenset(ly.path for ly in layers[1:])
+    floors: list[RuleLayer] = []
+    if org is not None:
+        # the organisation's unlocked cells and its other sections lie under the project, as
+        # defaults; its locked cells are a floor over everything (policy.composition)
+        confined = confinement.confine(layers, org, problems)
+        layers, floor_rules, floor_open = confined.layers, confined.floor, confined.open
     top = layers[-1]
     main = top.path
     # what each layer writes, laid over the ones below (an unset key keeps the lower value)
     merged = stack([_SCHEMA_DEFAULTS, *(written(ly.model) for ly in layers)], MATRIX_LAYERING)
     states = list(merged.get("states") or DEFAULT_STATES)
+    if org is not None:
+        confinement.hold_settings(merged, org, top if top.path != org.path else None, problems)
     settings = Settings.model_validate(merged["settings"])
     default_action = merged["default_action"]
+    default_file = next((ly.path for ly in reversed(layers)
+                         if "default_action" in ly.model.model_fields_set), main)
+    if org is not None and "default_action" in org.model.model_fields_set \
+            and stricter(org.model.default_action, default_action):
+        if default_file in written_by:
+            problems.append(Problem(
+                "warning", default_file, "default_action",
+                f"{default_action} is looser than the organisation's default_action "
+                f"{org.model.default_action} ({org.path}); governance uses the organisation's",
+                "remove the key, or write an action at least as strict"))
+        default_action, default_file = org.model.default_action, org.path
     # rules: primitive -> state -> (action, message, redirect_to, file, key)
     rules: dict[str, dict[str, tuple[str, str, str, str, str]]] = {}
+    rule_layers: list[RuleLayer] = []
     for ly in layers:
+        own: dict[str, dict[str, tuple[str, str, str, str, str]]] = {}
         for prim, per_state in ly.model.rules.items():
             slot = rules.setdefault(prim, {})
             for state, rule in per_state.items():
                 key = f"rules.{prim}.{state}"
+                if rule.locked is not None and (org is None or ly.path != org.path):
+                    problems.append(Problem(
+                        "warning", ly.path, f"{key}.locked",
+                        "locked means something only in the organisation's matrix "
+                        f"({org_matrix_path()}); here it changes nothing", "remove the key"))
                 if state != ALL_STATES and state not in states:
+                    if org is not None and ly.path == org.path:
+                        problems.append(Problem(
+                            "warning", ly.path, key,
+                            f"state {state!r} is not one of the project's states "
+                            f"({', '.join(states)}), so this unlocked default applies nowhere",
+                            "name a state the projects have, or lock the rule"))
+                        continue
                     problems.append(Problem(
                         "error", ly.path, key, f"unknown state {state!r}",
                         f"use one of {', '.join(states)} or {ALL_STATES}, or add it to states:"))
                 if rule.action == "redirect" and not rule.redirect_to:
                     problems.append(Problem("error", ly.path, key, "action redirect needs redirect_to",
                                             "name the tool or agent to use instead"))
-                slot[state] = (rule.action, rule.message or "", rule.redirect_to or "", ly.path, key)
+                cell = (rule.action, rule.message or "", rule.redirect_to or "", ly.path, key)
+                slot[state] = own.setdefault(prim, {})[state] = cell
+        rule_layers.append(RuleLayer(ly.path, own))
+    if org is not None:
+        for prim, floor_cells in floor_rules.items():
+            rules.setdefault(prim, {}).update(floor_cells)
+            for floor_cell in floor_cells.values():
+                if floor_cell[0] == "redirect" and not floor_cell[2]:
+                    problems.append(Problem("error", org.path, floor_cell[4],
+                                            "action redirect needs redirect_to",
+                                            "name the tool or agent to use instead"))
+        floors = [RuleLayer(org.path, floor_rules, floor=True, open=floor_open)]
     if settings.fallback_state not in states:
         problems.append(Problem("error", main, "settings.fallback_state",
                                 f"unknown state {settings.fallback_state!r}",
                                 f"use one of {', '.join(states)}"))
-    decide: dict[str, dict[str, tuple[str, str, str, str, str]]] = {s: {} for s in states}
-    for prim, by_state in rules.items():
-        for state in states:
-            entry = by_state.get(state) or by_state.get(ALL_STATES)
-            if entry is not None:
-                decide[state][prim] = entry
+    decide, overruled, foreign = compose(
+        [*rule_layers, *floors], states, (default_action, "", "", default_file, "default_action"),
+        written_by)
+    confinement.report(overruled, foreign, states, problems)
     tools_exact: dict[str, tuple[str, str, str]] = {}
     tools_glob: list[tuple[str, str, str, str]] = []
     own_tools = top.model.tools is not None
@@ -286,8 +327,11 @@ def _build(layers: list[_Layer], config_hash: str, problems: list[Problem]) -> d
         "files": [ly.path for ly in layers],
         "states": states,
         "default_action": default_action,
-        "default_file": next((ly.path for ly in reversed(layers)
-                              if "default_action" in ly.model.model_fields_set), main),
+        "default_file": default_file,
+        # the organisation's layer (docs/organisation.md): its file, and per state the cells it
+        # writes with the lower layers' cell and the one in force (``governance explain``)
+        "org_file": org.path if org is not None else "",
+        "org_cells": layers_of(decide, floors, overruled, states) if floors else {},
         # on_error_set: the project's own matrix says on_error (require_intent fails closed
         # unless it says allow)
         "settings": {**settings.model_dump(), "on_error_set": any(
@@ -344,9 +388,6 @@ def _sandbox_network(layers: list[_Layer], acts: dict[str, list[str]],
         out[state] = {"closed": bool(closed_by), "closed_by": closed_by, "allow": allow,
                       "opened_by": opened_by}
     return out
-
-
-STRICTNESS = {"allow": 0, "warn": 1, "ask": 2, "block": 3, "redirect": 3}
 
 
 def loosened(base: dict[str, Any], compiled: dict[str, Any]) -> list[str]:

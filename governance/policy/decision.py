@@ -20,6 +20,8 @@ class Decision:
         "action",
         "acts",
         "ask_refused",
+        "layer",
+        "layers",
         "map_rule",
         "message",
         "primitive",
@@ -46,6 +48,9 @@ class Decision:
         self.ask_refused = ""   # an ask refused because the permission mode would approve it
         self.acts: list[dict[str, Any]] = []
         self.map_rule = ""
+        self.layer = ""   # "org" when the organisation's layer decided (docs/organisation.md)
+        # where the organisation writes this primitive's cell: its cell, the project's, the winner
+        self.layers: dict[str, Any] | None = None
 
     @property
     def denies(self) -> bool:
@@ -66,6 +71,10 @@ class Decision:
         }
         if self.acts and (len(self.acts) > 1 or self.acts[0].get("segment")):
             record["acts"] = self.acts
+        if self.layer:
+            record["layer"] = self.layer
+        if self.layers:
+            record["layers"] = self.layers
         if self.redirect_to:
             record["redirect_to"] = self.redirect_to
         if self.ask_refused:

@@ -97,6 +97,18 @@ def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
         _files_under(system.join(path, name), pattern, found, budget, depth + 1)
 
 
+def _layers(cells: dict[str, Any], org_file: str) -> dict[str, Any]:
+    """The organisation's cell and the lower layers' for one primitive in one state, and which
+    holds (for the ledger and ``governance explain``)."""
+    def cell(entry: Any) -> dict[str, str] | None:
+        return None if entry is None else {"action": entry[0], "rule": entry[4], "file": entry[3]}
+
+    floor, lower = cell(cells["floor"]), cell(cells["lower"])
+    return {"org": floor, "project": lower,
+            "winner": "org" if cells["in_force"] is not None and cells["in_force"][3] == org_file
+            else "project"}
+
+
 def _exec_act(segment: str, target: str) -> Act:
     from governance.shell import Act
 
@@ -667,6 +679,13 @@ class GovernanceLayer:
         context = context or {}
         decision = Decision(action, primitive, view, rule_file, rule_key, message, redirect_to,
                             tool=str(context.get("tool_name", "")))
+        org_file = self.matrix.get("org_file")
+        if org_file:
+            if rule_file == org_file:
+                decision.layer = "org"
+            cells = self.matrix["org_cells"].get(view.state, {}).get(primitive)
+            if cells is not None:
+                decision.layers = _layers(cells, org_file)
         if primitive == "skill-invoke" and action not in ("block", "redirect"):
             self._check_skill(decision, context.get("tool_input") or {})
         return decision

@@ -17,12 +17,13 @@ from __future__ import annotations
 import marshal
 
 from governance import system
-from governance.errors import ConfigError
-from governance.policy import seal
+from governance.errors import ConfigError, OrgPolicyError
+from governance.policy import managed, seal
 from governance.project import (
     cache_file,
     default_matrix_path,
     installation_paths,
+    org_matrix_path,
     override_matrix_path,
     require_config_libraries,
     signature,
@@ -37,7 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 17  # bump when the compiled form (or what the compiler puts in it) changes
+FORMAT = 18  # bump when the compiled form (or what the compiler puts in it) changes
 
 
 def _read(path: str) -> bytes | None:
@@ -51,8 +52,18 @@ def _read(path: str) -> bytes | None:
                           fix="check the file's permissions") from None
 
 
+def _with_org(digest: Any) -> None:
+    """The organisation's layer in a content hash (nothing when there is none, so a project's
+    hashes stay as they were)."""
+    org = managed.source()
+    if org is not None:
+        digest.update(b"\0org\0")
+        digest.update(org[1])
+
+
 def read_sources(project_dir: str) -> tuple[tuple[str, bytes], tuple[str, bytes] | None, str]:
-    """The default and override sources with a content hash over both."""
+    """The default and override sources with a content hash over both and the organisation's
+    layer (``org_source``)."""
     default_path = default_matrix_path()
     default_bytes = _read(default_path)
     if default_bytes is None:
@@ -64,6 +75,7 @@ def read_sources(project_dir: str) -> tuple[tuple[str, bytes], tuple[str, bytes]
     digest.update(b"\0override\0")
     if override_bytes is not None:
         digest.update(override_bytes)
+    _with_org(digest)
     override = None if override_bytes is None else (override_path, override_bytes)
     return (default_path, default_bytes), override, digest.hexdigest()
 
@@ -72,8 +84,13 @@ def cache_path(project_dir: str, config_hash: str) -> str:
     return cache_file(project_dir, f"matrix-f{FORMAT}-{config_hash[:32]}.marshal")
 
 
-def _sources(project_dir: str) -> tuple[str, str]:
-    return default_matrix_path(), override_matrix_path(project_dir)
+def _sources(project_dir: str) -> tuple[str, str, str]:
+    return default_matrix_path(), override_matrix_path(project_dir), org_matrix_path()
+
+
+def org_source() -> tuple[str, bytes] | None:
+    """The organisation's matrix to compile with the project's (``policy.managed``)."""
+    return managed.source()
 
 
 MEMO = f"sources-f{FORMAT}.marshal"   # the sources' stat signature -> their content hash
@@ -149,6 +166,7 @@ def load(project_dir: str) -> dict[str, Any]:
     Fast path: stat the sources, and when they are as last seen, open the cache named by the
     content hash remembered for them. Otherwise read and hash the sources (and remember them).
     Then compare the override with the accepted one (one small read of the seal)."""
+    managed.present()   # an org file only root can write, or none: else fail closed
     record = seal.read(project_dir)
     seen = signature(_sources(project_dir))
     known = seal.recall_derived(project_dir, MEMO, seen, record)
@@ -169,8 +187,9 @@ def load(project_dir: str) -> dict[str, Any]:
     cached["seal"] = record
     error = cached.get("error")
     if error:
-        raise ConfigError(error, file=cached.get("file"), key=cached.get("key"),
-                          fix="run `governance validate` to see every problem")
+        kind = OrgPolicyError if cached.get("file") == org_matrix_path() else ConfigError
+        raise kind(error, file=cached.get("file"), key=cached.get("key"),
+                   fix="run `governance validate` to see every problem")
     return cached
 
 
@@ -188,6 +207,7 @@ def accepted_sources(project_dir: str, record: dict[str, Any] | None
     digest.update(b"\0override\0")
     if accepted is not None:
         digest.update(accepted)
+    _with_org(digest)
     override = None if accepted is None else (seal.matrix_copy_path(project_dir), accepted)
     return (default_path, default_bytes), override, digest.hexdigest()
 
@@ -219,7 +239,7 @@ def rebuild(project_dir: str, default: tuple[str, bytes], override: tuple[str, b
     require_config_libraries(default[0] if override is None else override[0])
     from governance.policy.compiler import compile_matrix
 
-    compiled, problems = compile_matrix(default, override, config_hash)
+    compiled, problems = compile_matrix(default, override, config_hash, org_source())
     if compiled is None:
         errors = [p for p in problems if p.level == "error"] or problems
         first = errors[0]

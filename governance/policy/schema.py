@@ -37,6 +37,9 @@ class Rule(_Strict):
     action: Action
     message: str | None = None
     redirect_to: str | None = None
+    # In the organisation's matrix: false makes the cell a default a project may override (a
+    # floor otherwise). Meaningless in a project's matrix (``validate`` says so).
+    locked: bool | None = None
 
 
 class Settings(_Strict):

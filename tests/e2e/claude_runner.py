@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,12 +156,32 @@ class InteractiveRun:
 
 @dataclass
 class ClaudeRunner:
-    """Runs the pinned client in a project with a throw-away HOME."""
+    """Runs the pinned client in a project with a throw-away HOME.
+
+    ``wrap`` (optional) builds the launcher's command line instead of the plain ``unshare -n``:
+    it gets the launcher's argv and whether to isolate the network, and returns the argv to run
+    (e.g. ``tests.managed_root.ManagedRoot.wrap``, one ``unshare`` that adds a private /etc and,
+    with ``network=True``, the private network). ``wrap_env`` is added to the environment of
+    that command (not the client's), e.g. the variables the wrapper itself reads.
+    """
 
     binary: Path
     isolate: bool
     workdir: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    wrap: Callable[[list[str], bool], list[str]] | None = None
+    wrap_env: dict[str, str] = field(default_factory=dict)
+
+    def _launcher(self, spec_path: Path) -> list[str]:
+        """The command that runs the launcher: through ``wrap``, else in ``unshare -n`` when
+        isolated."""
+        command = [sys.executable, str(Path(__file__).resolve()), str(spec_path)]
+        if self.wrap is not None:
+            return self.wrap(command, self.isolate)
+        return ["unshare", "-n", *command] if self.isolate else command
+
+    def _launch_env(self) -> dict[str, str] | None:
+        return {**os.environ, **self.wrap_env} if self.wrap_env else None
 
     def run(
         self,
@@ -232,12 +252,9 @@ class ClaudeRunner:
         }
         spec_path = scratch / "launcher-spec.json"
         spec_path.write_text(json.dumps(spec))
-        command = [sys.executable, str(Path(__file__).resolve()), str(spec_path)]
-        if self.isolate:
-            command = ["unshare", "-n", *command]
         started = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 30,
-                              check=False)
+        done = subprocess.run(self._launcher(spec_path), capture_output=True, text=True,
+                              timeout=timeout + 30, check=False, env=self._launch_env())
         seconds = time.monotonic() - started
         if not output_path.exists():
             raise AssertionError(f"launcher failed ({done.returncode}): {done.stderr[-3000:]}")
@@ -295,11 +312,8 @@ class ClaudeRunner:
         }
         spec_path = scratch / "launcher-spec.json"
         spec_path.write_text(json.dumps(spec))
-        command = [sys.executable, str(Path(__file__).resolve()), str(spec_path)]
-        if self.isolate:
-            command = ["unshare", "-n", *command]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout + 60,
-                              check=False)
+        done = subprocess.run(self._launcher(spec_path), capture_output=True, text=True,
+                              timeout=timeout + 60, check=False, env=self._launch_env())
         if not output_path.exists():
             raise AssertionError(f"launcher failed ({done.returncode}): {done.stderr[-3000:]}")
         out = json.loads(output_path.read_text())

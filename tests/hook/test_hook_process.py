@@ -189,7 +189,7 @@ HOT_PATH = {"bootstrap", "governance", "governance.errors", "governance.jsoncode
             "governance.project", "governance.hook", "governance.hook.run", "governance.hook.answer",
             "governance.hook.payload", "governance.ledger", "governance.ledger.chain",
             "governance.ledger.files", "governance.ledger.anchor", "governance.ledger.redaction",
-            "governance.policy", "governance.policy.matrix",
+            "governance.policy", "governance.policy.matrix", "governance.policy.managed",
             "governance.policy.layer", "governance.policy.decision", "governance.policy.state",
             "governance.shell", "governance.policy.seal"}
 # Only for a call not denied, in a project whose guardrails hold a tool-call rule (while the memo

@@ -1,0 +1,151 @@
+"""The organisation's layer at the hook, run exactly as installed, in a private /etc
+(``tests/managed_root.py``): it denies what it locks although the project allows it, names itself,
+and fails closed on an org file someone other than root could have written or that does not parse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import managed_root
+from tests.helpers import accept, hook_command, install, recorded, set_state
+from tests.managed_root import ManagedRoot
+
+ORG_MESSAGE = "ORG-7: recursive deletes need the release manager."
+ORG_MATRIX = f"""\
+version: 1
+rules:
+  destructive:
+    _all_states: {{action: block, message: "{ORG_MESSAGE}"}}
+"""
+PROJECT_MATRIX = """\
+extends: default
+rules:
+  destructive:
+    DO: {action: allow}
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> ManagedRoot:
+    managed_root.require()
+    return ManagedRoot(tmp_path / "managed")
+
+
+@pytest.fixture
+def governed(project: Path) -> Path:
+    """A project installed, in DO, whose accepted matrix allows destructive acts there."""
+    install(project)
+    (project / ".claude" / "governance" / "activity_matrix.yaml").write_text(PROJECT_MATRIX)
+    accept(project)
+    set_state(project, "implementation-cycle/DO")
+    accept(project)
+    return project
+
+
+def _org(root: ManagedRoot, text: str = ORG_MATRIX, mode: int = 0o644) -> Path:
+    root.org.mkdir(parents=True, exist_ok=True)
+    for folder in (root.managed, root.org):
+        folder.chmod(0o755)
+    path = root.org / "activity_matrix.yaml"
+    path.write_text(text)
+    path.chmod(mode)
+    return path
+
+
+def _bash(root: ManagedRoot, project: Path, command: str = "rm -rf src",
+          call: str = "toolu_org_1") -> dict[str, Any]:
+    payload = recorded("PreToolUse-Bash.json", project)
+    payload["tool_input"] = {"command": command, "description": "x"}
+    payload["tool_use_id"] = call
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    done = root.run(["sh", "-c", hook_command(project)], env=env, input=json.dumps(payload),
+                    cwd=str(project))
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def _ledger(project: Path) -> list[dict[str, Any]]:
+    path = project / ".claude" / "governance" / "ledger.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_org_floor_denies_what_the_project_allows_and_says_so(
+        root: ManagedRoot, governed: Path) -> None:
+    assert "permissionDecision" not in _bash(root, governed)["hookSpecificOutput"]  # no org yet
+    _org(root)
+    answer = _bash(root, governed, call="toolu_org_2")
+    out = answer["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", answer
+    reason = out["permissionDecisionReason"]
+    assert reason.startswith("[STATE: DO] [ORG] Blocked: Bash (destructive) `rm -rf src`:"), reason
+    assert ORG_MESSAGE in reason and "/etc/claude-code/governance/activity_matrix.yaml" in reason
+    assert f"[ORG] Blocked: Bash (destructive) `rm -rf src`: {ORG_MESSAGE}" in \
+        out["additionalContext"]
+    (record,) = [r for r in _ledger(governed) if r.get("tool_use_id") == "toolu_org_2"]
+    assert record["layer"] == "org" and record["decision"] == "deny"
+    assert record["layers"]["winner"] == "org"
+    assert record["layers"]["project"]["action"] == "allow"
+    assert record["layers"]["org"]["rule"] == "rules.destructive._all_states"
+    # a call the org does not lock is the project's as before
+    quiet = _bash(root, governed, "ls -la", call="toolu_org_3")["hookSpecificOutput"]
+    assert "permissionDecision" not in quiet and "[ORG]" not in quiet["additionalContext"]
+
+
+@pytest.mark.parametrize("fault", ["world-writable", "group-writable folder", "symlink",
+                                   "not root's", "broken"])
+def test_an_org_file_it_cannot_trust_or_read_fails_closed(
+        root: ManagedRoot, governed: Path, tmp_path: Path, fault: str) -> None:
+    path = _org(root)
+    expect = {"world-writable": "writable by its group and others (mode 666)",
+              "group-writable folder": "folder is writable by its group",
+              "symlink": "not a regular file",
+              "not root's": "owned by uid 65534, not root",
+              "broken": "YAML syntax error"}[fault]
+    if fault == "world-writable":
+        path.chmod(0o666)
+    elif fault == "group-writable folder":
+        root.org.chmod(0o775)
+    elif fault == "symlink":
+        elsewhere = tmp_path / "elsewhere.yaml"
+        elsewhere.write_text(ORG_MATRIX)
+        path.unlink()
+        path.symlink_to(elsewhere)
+    elif fault == "not root's":
+        if os.geteuid() != 0:
+            pytest.skip("giving the org file to another owner needs root outside the namespace")
+        os.chown(path, 65534, 65534)
+    else:
+        path.write_text("rules: [unclosed\n")
+    # even a call nobody restricts is denied: the org's rules can be neither applied nor left out
+    answer = _bash(root, governed, "ls -la", call="toolu_org_fault")
+    out = answer["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", answer
+    assert expect in out["permissionDecisionReason"], out["permissionDecisionReason"]
+    assert "fail closed" in out["permissionDecisionReason"] or fault == "broken"
+    assert expect in answer["systemMessage"]
+    (record,) = [r for r in _ledger(governed) if r.get("org_refused")]
+    assert record["tool_use_id"] == "toolu_org_fault" and record["decision"] == "deny"
+    assert record["layer"] == "org" and expect in record["org_refused"]
+
+
+def test_validate_lists_each_project_cell_that_tries_to_loosen_the_org(
+        root: ManagedRoot, governed: Path) -> None:
+    _org(root)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    repo = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = str(repo)
+    done = root.run([sys.executable, "-m", "governance.commands", "validate", "--project",
+                     str(governed)], env=env, cwd=str(governed))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = done.stdout
+    assert "warning:" in text and "at key rules.destructive.DO" in text, text
+    assert "looser than the organisation's rule rules.destructive._all_states (block)" in text
+    assert "organisation: /etc/claude-code/governance/activity_matrix.yaml is a floor" in text
