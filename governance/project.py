@@ -274,12 +274,14 @@ def default_guardrails_path() -> str:
 
 
 def knowledge_sources(project_dir: str) -> list[str]:
-    """Where knowledge comes from: the packaged and the project's ``knowledge.yaml``, the project's
-    and the user's SOP folders (the first four), the memory store with its WAL file, and the stamp
-    the decision store touches when a decision is reviewed (reviewed patterns are memories)."""
+    """Where knowledge comes from: the packaged and the project's ``knowledge.yaml``, the
+    organisation's, the project's and the user's SOP folders (the first five), the memory store
+    with its WAL file, and the stamp the decision store touches when a decision is reviewed
+    (reviewed patterns are memories)."""
     base = system.join(project_dir, GOVERNANCE_SUBDIR)
     return [packaged_config("knowledge.yaml", "GOVERNANCE_DEFAULT_KNOWLEDGE"),
             system.join(base, "knowledge.yaml"),
+            system.join(org_dir(), "sops"),
             system.join(project_dir, ".claude", "sops"),
             system.join(system.expanduser("~"), ".claude", "sops"),
             system.join(base, "knowledge.db"), system.join(base, "knowledge.db-wal"),
@@ -288,6 +290,17 @@ def knowledge_sources(project_dir: str) -> list[str]:
 
 def override_guardrails_path(project_dir: str) -> str:
     return system.join(project_dir, GOVERNANCE_SUBDIR, GUARDRAILS_NAME)
+
+
+def org_guardrails_path() -> str:
+    return system.join(org_dir(), GUARDRAILS_NAME)
+
+
+def guardrails_sources(project_dir: str) -> tuple[str, str, str]:
+    """The guardrail files, lowest first: the packaged default, the project's, the
+    organisation's (whose rules a project can neither redefine nor disable)."""
+    return (default_guardrails_path(), override_guardrails_path(project_dir),
+            org_guardrails_path())
 
 
 def installation_paths(python: str | None = None) -> list[str]:

@@ -19,12 +19,12 @@ import marshal
 import time
 
 from governance import system
-from governance.policy import seal
+from governance.errors import ConfigError, OrgPolicyError
+from governance.policy import managed, seal
 from governance.project import (
     GOVERNANCE_SUBDIR,
     GUARDRAILS_MEMO,
-    default_guardrails_path,
-    override_guardrails_path,
+    guardrails_sources,
     read_bytes,
     signature,
 )
@@ -66,10 +66,10 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     Fast path: when the sources' stat signature is the one remembered, their content hash is
     known without reading them. Whatever the path, the memo ends up saying how many tool-call
     guardrails these sources hold, so a PreToolUse hook with none skips this module entirely."""
-    default_path = default_guardrails_path()
-    override_path = override_guardrails_path(project_dir)
+    default_path, override_path, org_path = guardrails_sources(project_dir)
+    org_present = managed.present(org_path)   # root's alone, or none: else fail closed
     record = seal.read(project_dir)
-    seen = signature((default_path, override_path))
+    seen = signature((default_path, override_path, org_path))
     known = seal.recall_derived(project_dir, GUARDRAILS_MEMO, seen, record)
     if isinstance(known, dict) and isinstance(known.get("key"), str):
         memo_key = f"{project_dir}\0{known['key']}"
@@ -79,8 +79,9 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
             return compiled
     default_data = _read(default_path)
     override_data = _read(override_path)
+    org_data = _read(org_path) if org_present else None
     digest = sha256()
-    for data in (default_data, override_data):
+    for data in (default_data, override_data, *((org_data,) if org_data is not None else ())):
         digest.update(b"-" if data is None else b"+%d:" % len(data))
         digest.update(data or b"")
     key = digest.hexdigest()
@@ -88,7 +89,7 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     compiled = _MEMO.get(memo_key) or _cached(project_dir, record, key)
     if compiled is None:
         compiled = _compile(project_dir, key, (default_path, default_data),
-                            (override_path, override_data))
+                            (override_path, override_data), (org_path, org_data))
     _MEMO[memo_key] = compiled
     value = {"key": key, "tool_rules": len(compiled["tool_rules"])}
     if known != value:
@@ -99,14 +100,22 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
 
 
 def _compile(project_dir: str, key: str, default: tuple[str, bytes | None],
-             override: tuple[str, bytes | None]) -> dict[str, Any]:
+             override: tuple[str, bytes | None],
+             org: tuple[str, bytes | None] = ("", None)) -> dict[str, Any]:
     """Validate and merge the sources (yaml + pydantic), then store the result in the cache."""
     from governance.project import require_config_libraries
 
     require_config_libraries(override[0] if override[1] is not None else default[0])
     from governance.decisions.guardrail_schema import compile_sources
 
-    compiled = compile_sources([default, override], key)
+    try:
+        # the organisation's file last: its rules win by id over the project's, which can
+        # neither redefine nor disable them
+        compiled = compile_sources([default, override, org], key)
+    except ConfigError as exc:
+        if exc.file == org[0] and org[1] is not None:
+            raise OrgPolicyError(exc.message, file=exc.file, key=exc.key, fix=exc.fix) from None
+        raise
     from governance.policy import derived
 
     derived.store(project_dir, {CACHE_NAME: marshal.dumps(compiled)})  # read-only: none kept

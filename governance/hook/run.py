@@ -21,13 +21,12 @@ from governance.policy.seal import changed, recall_derived, settings_unchanged
 from governance.project import (
     GUARDRAILS_MEMO,
     KNOWLEDGE_MEMO,
-    default_guardrails_path,
     default_matrix_path,
     find_project,
     governance_dir,
+    guardrails_sources,
     intents_path,
     knowledge_sources,
-    override_guardrails_path,
     override_matrix_path,
     signature,
 )
@@ -233,7 +232,7 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any,
 
     While the sources are as they were when last compiled and held no tool-call guardrail (the
     memo the guardrails module keeps says so), nothing is imported or read beyond two stats."""
-    sources = (default_guardrails_path(), override_guardrails_path(project))
+    sources = guardrails_sources(project)
     known = recall_derived(project, GUARDRAILS_MEMO, signature(sources), record)
     if isinstance(known, dict) and known.get("tool_rules") == 0:
         return

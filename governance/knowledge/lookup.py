@@ -54,14 +54,15 @@ def settings_paths(project_dir: str) -> list[str]:
 
 
 def sop_dirs(project_dir: str) -> list[str]:
-    """The project's SOP folder first (it wins on a name clash), then the user's."""
-    return knowledge_sources(project_dir)[2:4]
+    """The organisation's SOP folder first (it wins on a name clash), then the project's, then
+    the user's."""
+    return knowledge_sources(project_dir)[2:5]
 
 
 def store_paths(project_dir: str) -> list[str]:
     """The memory store (``knowledge.db`` and its write-ahead log) and the decision store's review
     stamp (reviewed patterns are memories)."""
-    return knowledge_sources(project_dir)[4:]
+    return knowledge_sources(project_dir)[5:]
 
 
 def stem(word: str) -> str:

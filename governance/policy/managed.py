@@ -42,10 +42,11 @@ def _owned_by_root(path: str, info: stat_result, kind: str) -> None:
         raise _refuse(path, f"the {kind} is writable by {who} (mode {mode & 0o7777:o})")
 
 
-def present() -> bool:
-    """Whether an organisation's matrix is installed; raises ``OrgPolicyError`` when one is but
-    could have been written by someone other than root."""
-    path = org_matrix_path()
+def present(path: str | None = None) -> bool:
+    """Whether the organisation's matrix (or another file of its layer, ``path``) is installed;
+    raises ``OrgPolicyError`` when it is but could have been written by someone other than
+    root."""
+    path = path or org_matrix_path()
     try:
         info = system.lstat(path)
     except FileNotFoundError:

@@ -149,3 +149,34 @@ def test_validate_lists_each_project_cell_that_tries_to_loosen_the_org(
     assert "warning:" in text and "at key rules.destructive.DO" in text, text
     assert "looser than the organisation's rule rules.destructive._all_states (block)" in text
     assert "organisation: /etc/claude-code/governance/activity_matrix.yaml is a floor" in text
+
+
+ORG_GUARDRAIL = """version: 1
+guardrails:
+  - id: org-no-release-script
+    name: No release script outside the release pipeline
+    severity: block
+    condition: {field: command, matches: 'release\\.sh'}
+    message: The organisation forbids running the release script by hand.
+"""
+
+
+def test_org_guardrails_hold_though_the_project_disables_or_redefines_them(
+        root: ManagedRoot, governed: Path) -> None:
+    _org(root)
+    guardrails = root.org / "guardrails.yaml"
+    guardrails.write_text(ORG_GUARDRAIL)
+    guardrails.chmod(0o644)
+    (governed / ".claude" / "governance" / "guardrails.yaml").write_text(
+        "version: 1\ndisable: [org-no-release-script]\nguardrails:\n  - id: org-no-release-script\n"
+        "    name: harmless\n    severity: warn\n    condition: {field: tool, '==': Nothing}\n"
+        "    message: nothing\n")
+    out = _bash(root, governed, "cat release.sh", call="toolu_org_g")["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny", out
+    assert "The organisation forbids running the release script by hand." in \
+        out["permissionDecisionReason"]
+    # made writable by others, it fails closed like the org's matrix
+    guardrails.chmod(0o666)
+    out = _bash(root, governed, "ls", call="toolu_org_g2")["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "not trusted" in \
+        out["permissionDecisionReason"]
