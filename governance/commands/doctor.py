@@ -292,7 +292,30 @@ def _matrix(project: str, report: Report) -> dict[str, object] | None:
         report.bad(str(matrix["unaccepted"]), "")
     report.ok("the activity matrix accepted last is in force and valid" if matrix.get("unaccepted")
               else f"activity matrix in force is valid ({', '.join(matrix['files'])})")
+    if matrix.get("org_file"):
+        _org_layer(project, matrix, report)
     return matrix
+
+
+def _org_layer(project: str, matrix: dict[str, object], report: Report) -> None:
+    """Both layers, and every project cell the organisation's floor overrules (as ``validate``
+    lists them)."""
+    from governance.policy import matrix as matrix_module
+    from governance.policy.compiler import compile_matrix
+
+    org = matrix_module.org_source()
+    if org is None:
+        return
+    default, override, config_hash = matrix_module.accepted_sources(
+        project, matrix.get("seal"))  # type: ignore[arg-type]
+    _compiled, problems = compile_matrix(default, override, config_hash, org)
+    ignored = [p for p in problems if p.level == "warning" and p.file != org[0]
+               and "organisation" in p.message]
+    report.ok(f"layers: the organisation's {org[0]} is a floor over the project's "
+              f"{override[0] if override else 'packaged default'}; "
+              f"{len(ignored)} project setting(s) it overrules")
+    for problem in ignored:
+        report.note(f"warning: {problem.file}: at key {problem.key}: {problem.message}")
 
 
 def _state(project: str, matrix: dict[str, object], report: Report) -> None:

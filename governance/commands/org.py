@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "with `governance install --managed --org-key FILE`")
     sign = sub.add_parser("sign", help="bundle and sign the organisation files found in DIR")
     sign.add_argument("dir", metavar="DIR", help="a folder with activity_matrix.yaml, "
-                                                 "guardrails.yaml and sops/*.md (any of them)")
+                                                 "guardrails.yaml and sops/*.ai.sop (any of them)")
     sign.add_argument("--key", required=True, metavar="PRIVATE",
                       help="the private key `governance org keygen` wrote")
     sign.add_argument("--version", required=True, type=int, metavar="N",
@@ -113,7 +113,7 @@ def sign(folder: str, key_path: str, version: int, output: str) -> int:
 
 
 def collect(folder: str) -> dict[str, bytes]:
-    """The organisation files in ``folder``: activity_matrix.yaml, guardrails.yaml, sops/*.md."""
+    """The organisation files in ``folder``: activity_matrix.yaml, guardrails.yaml, sops/*.ai.sop."""
     from governance.organisation.bundle import ALLOWED, BundleError, check_name
 
     names = [name for name in ("activity_matrix.yaml", "guardrails.yaml")
@@ -121,7 +121,7 @@ def collect(folder: str) -> dict[str, bytes]:
     sops = os.path.join(folder, "sops")
     if os.path.isdir(sops):
         names += [check_name(f"sops/{entry}", sops) for entry in sorted(os.listdir(sops))
-                  if entry.endswith(".md")]
+                  if entry.endswith(".ai.sop")]
     if not names:
         raise BundleError(f"no organisation file here ({ALLOWED})", file=folder,
                           fix="pass the folder that holds the organisation's files")

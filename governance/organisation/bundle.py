@@ -3,14 +3,14 @@
 A bundle is one JSON document (UTF-8)::
 
     {"format": 1, "version": 7, "issued": "2026-11-27T15:00:00Z",
-     "files": {"activity_matrix.yaml": "<base64>", "sops/deploy.md": "<base64>"},
+     "files": {"activity_matrix.yaml": "<base64>", "sops/deploy.ai.sop": "<base64>"},
      "signature": "<base64 of the 64-byte Ed25519 signature>"}
 
 The signature covers the *canonical* JSON of everything but ``signature``: keys sorted, no
 whitespace (``","`` and ``":"`` as separators), ASCII only (``json.dumps(body, sort_keys=True,
 separators=(",", ":"), ensure_ascii=True)``), so a server may serve the document indented or not.
 ``version`` is an integer >= 1 that a machine never lets go backwards; ``files`` maps a name of the
-layer (``activity_matrix.yaml``, ``guardrails.yaml``, ``sops/<name>.md``) to its bytes in standard
+layer (``activity_matrix.yaml``, ``guardrails.yaml``, ``sops/<name>.ai.sop``) to its bytes in standard
 base64. Keys are PEM: the private key PKCS#8, the public key SubjectPublicKeyInfo.
 
 Cold: the only module that imports ``cryptography``; nothing on the hook's path imports it.
@@ -35,8 +35,9 @@ from governance.errors import GovernanceError
 
 FORMAT = 1
 FIELDS = ("format", "version", "issued", "files")
-ALLOWED = "activity_matrix.yaml, guardrails.yaml, sops/<name>.md"
-_NAME = re.compile(r"(?:activity_matrix\.yaml|guardrails\.yaml|sops/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.md)")
+ALLOWED = "activity_matrix.yaml, guardrails.yaml, sops/<name>.ai.sop"
+_NAME = re.compile(r"(?:activity_matrix\.yaml|guardrails\.yaml"
+                   r"|sops/[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.ai\.sop)")
 
 
 class BundleError(GovernanceError):

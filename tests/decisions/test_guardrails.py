@@ -208,7 +208,8 @@ def test_hot_path_loads_only_cheap_modules(project: Path, write_override: Writer
     # the seal: the cache and its memo are checked against it (a hook has loaded it already)
     assert ours <= {"governance", "governance.decisions", "governance.decisions.guardrails",
                     "governance.decisions.condition", "governance.project", "governance.policy",
-                    "governance.policy.seal", "governance.jsoncodec", "governance.errors",
+                    "governance.policy.seal", "governance.policy.managed",
+                    "governance.jsoncodec", "governance.errors",
                     "governance.system"}
 
 

@@ -180,3 +180,34 @@ def test_org_guardrails_hold_though_the_project_disables_or_redefines_them(
     out = _bash(root, governed, "ls", call="toolu_org_g2")["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "not trusted" in \
         out["permissionDecisionReason"]
+
+
+def test_doctor_names_both_layers_and_the_cells_the_org_overrules(
+        root: ManagedRoot, governed: Path) -> None:
+    _org(root)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = root.run([sys.executable, "-m", "governance.commands", "doctor", "--project",
+                     str(governed)], env=env, cwd=str(governed))
+    text = done.stdout
+    assert "layers: the organisation's /etc/claude-code/governance/activity_matrix.yaml is a " \
+           "floor over the project's" in text, text + done.stderr
+    assert "1 project setting(s) it overrules" in text
+    assert "at key rules.destructive.DO: allow is looser than the organisation's rule" in text
+
+
+def test_an_org_sop_wins_a_name_clash_with_the_project(root: ManagedRoot, governed: Path) -> None:
+    sops = root.org / "sops"
+    sops.mkdir(parents=True)
+    (sops / "deploy.ai.sop").write_text("---\nmatch: {commands: [deploy]}\n---\n## Gotchas\n"
+                                        "ORG-SOP: the organisation's deploy checklist.\n")
+    (governed / ".claude" / "sops").mkdir()
+    (governed / ".claude" / "sops" / "deploy.ai.sop").write_text(
+        "---\nmatch: {commands: [deploy]}\n---\n## Gotchas\nthe project's own.\n")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    script = ("import sys, json; from governance.knowledge.sop import load_all; "
+              "print(json.dumps({s.name: s.path for s in load_all(sys.argv[1])[0]}))")
+    done = root.run([sys.executable, "-c", script, str(governed)], env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["deploy"] == "/etc/claude-code/governance/sops/deploy.ai.sop"

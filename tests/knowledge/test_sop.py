@@ -91,7 +91,8 @@ def test_malformed_files_name_the_file_and_key(tmp_path: Path, text: str, key: s
 
 
 def test_the_project_wins_a_name_clash_and_a_bad_file_does_not_hide_the_rest(project: Path) -> None:
-    project_dir, user_dir = (Path(d) for d in sop_dirs(str(project)))
+    org_dir, project_dir, user_dir = (Path(d) for d in sop_dirs(str(project)))
+    assert org_dir == Path("/etc/claude-code/governance/sops")    # first: it wins a clash
     assert user_dir == Path(os.environ["HOME"]) / ".claude" / "sops"
     write(project_dir, "docker-deploy.ai.sop", DEPLOY)
     write(user_dir, "docker-deploy.ai.sop", "## Gotchas\nthe user's version\n")

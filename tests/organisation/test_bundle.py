@@ -18,7 +18,7 @@ from governance.organisation.bundle import BundleError
 
 URL = "https://team.example/org/bundle.json"
 FILES = {"activity_matrix.yaml": b"extends: default\n", "guardrails.yaml": b"guardrails: []\n",
-         "sops/deploy.md": "# Deploy \u2014 carefully\n".encode()}
+         "sops/deploy.ai.sop": "# Deploy \u2014 carefully\n".encode()}
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_the_signature_covers_the_canonical_json_so_layout_does_not_matter(keys:
 @pytest.mark.parametrize("change", [
     pytest.param(lambda d: d["files"].update({"activity_matrix.yaml": base64.b64encode(
         b"extends: default\ndefault_action: allow\n").decode()}), id="a file changed"),
-    pytest.param(lambda d: d["files"].update({"sops/new.md": "eA=="}), id="a file added"),
+    pytest.param(lambda d: d["files"].update({"sops/new.ai.sop": "eA=="}), id="a file added"),
     pytest.param(lambda d: d["files"].pop("guardrails.yaml"), id="a file removed"),
     pytest.param(lambda d: d.update(version=99), id="the version changed"),
     pytest.param(lambda d: d.update(issued="2030-01-01T00:00:00Z"), id="the time changed"),
@@ -121,7 +121,7 @@ def test_only_the_layer_files_may_be_bundled(keys: Any, name: str) -> None:
     data = bundle.dumps(bundle.sign(body, key))
     with pytest.raises(BundleError, match="is not a file of the organisation layer") as caught:
         bundle.verify(data, key.public_key(), URL)
-    assert "activity_matrix.yaml, guardrails.yaml, sops/<name>.md" in caught.value.message
+    assert "activity_matrix.yaml, guardrails.yaml, sops/<name>.ai.sop" in caught.value.message
 
 
 @pytest.mark.parametrize("version", [0, -1, True, "2"])
@@ -173,16 +173,16 @@ def test_keygen_and_sign_make_a_bundle_that_verifies(tmp_path: Path,
     out = tmp_path / "bundle.json"
     assert main(["org", "sign", str(source), "--key", str(private), "--version", "4",
                  "-o", str(out)]) == 0
-    assert f"Signed version 4 of activity_matrix.yaml, guardrails.yaml, sops/deploy.md into {out}" \
+    assert f"Signed version 4 of activity_matrix.yaml, guardrails.yaml, sops/deploy.ai.sop into {out}" \
         in capsys.readouterr().out
     key = bundle.load_public_key(public.read_bytes(), str(public))
     found = bundle.verify(out.read_bytes(), key, str(out))
     assert found.version == 4 and found.files == FILES
 
-    (source / "sops" / "bad name.md").write_text("x\n")
+    (source / "sops" / "bad name.ai.sop").write_text("x\n")
     assert main(["org", "sign", str(source), "--key", str(private), "--version", "5",
                  "-o", str(out)]) == 1
-    assert "'sops/bad name.md' is not a file of the organisation layer" in capsys.readouterr().err
+    assert "'sops/bad name.ai.sop' is not a file of the organisation layer" in capsys.readouterr().err
     assert main(["org", "sign", str(tmp_path / "sops-less"), "--key", str(private),
                  "--version", "5", "-o", str(out)]) == 1
     assert "no organisation file here" in capsys.readouterr().err

@@ -32,9 +32,9 @@ from tests.managed_root import ManagedRoot
 
 V2 = {"activity_matrix.yaml": b"extends: default\nrules: {}\n",
       "guardrails.yaml": b"guardrails: []\n",
-      "sops/deploy.md": b"# Deploy\nAsk before deploying.\n"}
+      "sops/deploy.ai.sop": b"# Deploy\nAsk before deploying.\n"}
 V3 = {"activity_matrix.yaml": b"extends: default\ndefault_action: block\n",
-      "sops/release.md": b"# Release\n"}
+      "sops/release.ai.sop": b"# Release\n"}
 
 
 class Server:
@@ -143,7 +143,7 @@ def test_a_good_bundle_installs_its_files_and_its_state(
     assert shown.returncode == 0, shown.stderr
     assert "Bundle: version 2" in shown.stdout and url in shown.stdout
     assert bundle.fingerprint(org_key.public_key()) in shown.stdout
-    assert "  sops/deploy.md: ok" in shown.stdout
+    assert "  sops/deploy.ai.sop: ok" in shown.stdout
 
     # the same version again: already current, nothing written
     before = (root.org / "bundle.json").stat().st_mtime_ns
@@ -152,15 +152,15 @@ def test_a_good_bundle_installs_its_files_and_its_state(
     assert "version 2 from" in again.stdout and "is already current" in again.stdout
     assert (root.org / "bundle.json").stat().st_mtime_ns == before
 
-    # a newer one replaces what changed and removes what it no longer has (the sops/deploy.md
+    # a newer one replaces what changed and removes what it no longer has (the sops/deploy.ai.sop
     # the previous bundle installed; guardrails.yaml too)
     newer = server.serve("/org/bundle-3.json", signed(org_key, 3, V3))
     done = gov(root, tmp_path, "pull", newer)
     assert done.returncode == 0, done.stderr
     assert "version 3 (was version 2)" in done.stdout
-    assert "added: sops/release.md" in done.stdout
+    assert "added: sops/release.ai.sop" in done.stdout
     assert "changed: activity_matrix.yaml" in done.stdout
-    assert "removed: guardrails.yaml, sops/deploy.md" in done.stdout
+    assert "removed: guardrails.yaml, sops/deploy.ai.sop" in done.stdout
     assert installed(root) == V3 and state(root)["version"] == 3
 
 
@@ -302,7 +302,7 @@ def test_a_failure_while_installing_puts_every_file_back(
     assert "the installed bundle (version 2" in caught.value.message
     monkeypatch.setattr(os, "replace", real)
     assert _on_disk(org) == before
-    assert not (org / "sops" / "release.md").exists()
+    assert not (org / "sops" / "release.ai.sop").exists()
 
 
 def test_a_failure_while_removing_puts_every_file_back(
@@ -315,7 +315,7 @@ def test_a_failure_while_removing_puts_every_file_back(
     real = os.unlink
 
     def unlink(path: str) -> None:
-        if path == str(org / "sops" / "deploy.md"):   # the second file v3 no longer has
+        if path == str(org / "sops" / "deploy.ai.sop"):   # the second file v3 no longer has
             raise OSError(errno.EIO, "Input/output error")
         real(path)
 
@@ -346,9 +346,9 @@ def test_a_file_changed_on_disk_is_put_back_by_the_same_version(
     copy.write_bytes(signed(org_key, 2, V2))
     pull.pull(str(copy))   # a plain path is an offline copy too
     (org / "guardrails.yaml").write_bytes(b"guardrails: [changed]\n")
-    (org / "sops" / "deploy.md").unlink()
+    (org / "sops" / "deploy.ai.sop").unlink()
     result = pull.pull(copy.as_uri())
-    assert result.outcome == "repaired" and result.changed == ["guardrails.yaml", "sops/deploy.md"]
+    assert result.outcome == "repaired" and result.changed == ["guardrails.yaml", "sops/deploy.ai.sop"]
     assert "had changed on disk: put back" in result.describe(copy.as_uri())
     assert {k: v for k, v in _on_disk(org).items() if k in V2} == V2
 
