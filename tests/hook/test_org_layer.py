@@ -211,3 +211,34 @@ def test_an_org_sop_wins_a_name_clash_with_the_project(root: ManagedRoot, govern
     done = root.run([sys.executable, "-c", script, str(governed)], env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["deploy"] == "/etc/claude-code/governance/sops/deploy.ai.sop"
+
+
+def test_explain_prints_both_layers_and_the_agent_cannot_write_the_org_layer(
+        root: ManagedRoot, governed: Path) -> None:
+    _org(root)
+    _bash(root, governed, call="toolu_org_explain")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    import subprocess
+
+    shown = subprocess.run([sys.executable, "-m", "governance.commands", "explain",
+                            "toolu_org_explain", "--project", str(governed)], env=env,
+                           capture_output=True, text=True, timeout=60, check=False).stdout
+    assert "organisation layer  block by rules.destructive._all_states in " \
+           "/etc/claude-code/governance/activity_matrix.yaml" in " ".join(shown.split("  ")) \
+           or "block by rules.destructive._all_states" in shown, shown
+    assert "allow by rules.destructive.DO in" in shown and "in force" in shown
+    assert "the organisation's layer (a project cannot loosen it)" in shown
+    # the managed folder is governance's own: a tool call that writes there is denied
+    from governance.policy.layer import GovernanceLayer
+
+    layer = GovernanceLayer(str(governed))
+    for path in ("/etc/claude-code/governance/activity_matrix.yaml",
+                 "/etc/claude-code/managed-settings.json"):
+        decision = layer.decide("Write", {"file_path": path, "content": "rules: {}\n"})
+        assert decision.denies and decision.primitive == "governance-admin", path
+    for command in ("chmod 666 /etc/claude-code/governance/activity_matrix.yaml",
+                    "echo 'rules: {}' > /etc/claude-code/governance/activity_matrix.yaml",
+                    "mv /tmp/x.yaml /etc/claude-code/governance/activity_matrix.yaml"):
+        decision = layer.decide("Bash", {"command": command})
+        assert decision.denies and decision.primitive == "governance-admin", command
