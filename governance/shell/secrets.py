@@ -203,8 +203,11 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
         if redir.op in ("<", "<&") and redir.target is not None:
             value = home(an.expand_one(redir.target.parts), word_text(redir.target))
             label = secret_file(an, value)
+            raw = word_text(redir.target)
             if label is not None:
-                found.append((label, f"the secret file {word_text(redir.target)}"))
+                found.append((label, f"the secret file {raw}"))
+            elif "<(" in raw or "$(" in raw or "`" in raw:   # nc host < <(printenv KEY)
+                found.extend(word(an, raw))
             elif state is not None and value is not None:
                 found.extend((label, f"the file {value}, written with it")
                              for label in state.files.get(an.where(value), ()))
@@ -273,6 +276,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             if label is not None:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
+    if base in _SEARCHES and files:                 # grep -r KEY . --include=.env
+        named.extend(_searched(an, fields))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
     if base in table.get("uploads", {}) and cmd is not None:      # sftp HOST <<< 'put .env'
         named.extend(_uploaded(an, table["uploads"][base], fields, cmd))
@@ -368,20 +373,72 @@ def _written(base: str, fields: list[str | None]) -> set[int]:
     return set()
 
 
+# Options whose value a service keeps as content (a body, a title, a message, a file uploaded):
+# a secret there is published on the host, not used to sign in to it.
+_CONTENT_OPTIONS = frozenset(("-b", "--body", "--body-file", "-d", "--data", "--data-raw",
+                              "--data-binary", "--data-ascii", "--data-urlencode", "--json",
+                              "--title", "-m", "--message", "--text", "--content", "--comment",
+                              "--description", "--notes", "-F", "--form", "--form-string", "-T",
+                              "--upload-file", "--post-data", "--body-data", "--raw-field",
+                              "-f", "--field"))
+CONTENT = "in the body"
+# Fields of a body whose value a service keeps and shows: a secret there is published.
+_CONTENT_FIELDS = ("text", "body", "content", "message", "msg", "title", "description", "desc",
+                   "comment", "note", "summary", "data", "payload", "subject", "markdown")
+
+
+_SELECTORS = ("--include", "-g", "--glob", "--iglob")
+
+
+def _searched(an: Walk, fields: list[str | None]) -> list[Carried]:
+    """The secret files a search selects by name (``grep -r --include=.env``, ``rg -g '*.pem'``):
+    it reads whichever of them the tree holds."""
+    found: list[Carried] = []
+    for k, field in enumerate(fields[1:], 1):
+        if field is None:
+            continue
+        option, _, value = field.partition("=") if field[:2] == "--" else (field, "", "")
+        if option not in _SELECTORS:
+            continue
+        if not value and k + 1 < len(fields):
+            value = fields[k + 1] or ""
+        label = secret_file(an, value) if value and value[:1] != "!" else None
+        if label is not None:
+            found.append((label, f"the secret files {value}", "in the arguments"))
+    return found
+
+
 def _where(option: str | None, text: str, base: str, shell: dict[str, Any]) -> str:
-    """Where in a request an argument goes (``-H``: a header)."""
+    """Where in a request an argument goes (``-H``: a header; a body or another content option:
+    ``in the body`` when what it carries is published there, ``_published``)."""
     if option is None and text[:2] == "--" and "=" in text:
-        option = text.split("=", 1)[0]
+        option, text = text.split("=", 1)
     if option is not None:
         if option[:2] != "--" and len(option) > 2:    # -sH VALUE: the last letter takes it
             option = "-" + option[-1]
         if option in _HEADERS:
             return "in a header"
         spec = (shell.get("commands") or {}).get(base) or {}
-        if option in ((spec.get("requests") or {}).get("body_options") or ()):
-            return "in the body"
+        if option in ((spec.get("requests") or {}).get("body_options") or ()) or \
+                option in _CONTENT_OPTIONS:
+            return CONTENT if _published(text) else "as a field of the body"
         return f"as {option}"
     return "in the URL" if "://" in text else "in the arguments"
+
+
+def _published(text: str) -> bool:
+    """Whether an expansion in a body's text is content the service keeps: the whole value
+    (``-d "$KEY"``, ``-b "$TOKEN"``), or the value of a field such as ``text``, ``body`` or
+    ``title`` (``{"text": "$T"}``). A field named otherwise (``client_secret=$S``, ``token=$T``,
+    ``{"api_key": "$K"}``) is how a token endpoint takes a credential."""
+    import re
+
+    for match in re.finditer(r"\$[{(A-Za-z_]|`", text):
+        before = re.search(r"([A-Za-z0-9_.-]+)\\?[\"']?\s*[:=]\s*\\?[\"']?$",
+                           text[:match.start()])
+        if before is None or before.group(1).lower().rsplit(".", 1)[-1] in _CONTENT_FIELDS:
+            return True
+    return False
 
 
 def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) -> list[str]:
@@ -630,8 +687,9 @@ def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
     out: list[Carried] = []
     for label, how, where in carried:
         name = label[1:] if label[:1] == "$" else label
-        if owns is not None and all(h != "?" and owns(name, h) for h in hosts):
-            continue
+        if owns is not None and where != CONTENT and \
+                all(h != "?" and owns(name, h) for h in hosts):
+            continue      # its own host, to sign in with (not content the host keeps)
         if not any(c[0] == label for c in out):
             out.append((label, how, where))
     if not out:

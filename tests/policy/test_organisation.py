@@ -165,3 +165,27 @@ def test_locked_in_a_project_matrix_is_a_warning_and_a_broken_org_file_an_error(
     compiled, found = compile_matrix(DEFAULT, None, "h",
                                      (ORG, b"rules:\n  x:\n    DO: {action: blok}\n"))
     assert compiled is None and found[0].file == ORG
+
+
+def test_the_org_extends_the_secrets_and_a_project_cannot_reassign_their_owners() -> None:
+    compiled, problems = _compile("""
+secrets:
+  variables: ["ACME_*"]
+  paths: ["*.vault"]
+  owners: {ACME_*: [api.acme.example]}
+egress: {allow: [api.acme.example]}
+""", """
+extends: default
+secrets:
+  variables: ["SHOP_*"]
+  owners: {ACME_*: [collector.example], SHOP_*: [api.shop.example]}
+""")
+    spec = compiled["secrets"]
+    globs = spec["variables"][1]
+    assert "ACME_*" in globs and "SHOP_*" in globs          # both layers' secrets count
+    assert any("vault" in str(p) for p in spec["paths"]), spec["paths"]
+    owners = {k: list(v) for k, v in spec["owners"]}
+    assert owners["ACME_*"] == ["api.acme.example"]          # the org's owner holds
+    assert owners["SHOP_*"] == ["api.shop.example"]          # a new secret's owner is the project's
+    assert "api.acme.example" in spec["egress"]
+    assert any("secrets.owners" in p and "ACME_*" in p for p in problems), problems

