@@ -10,6 +10,8 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from governance.install.registration import Broken
 
 
@@ -46,6 +48,16 @@ class Report:
 
     def note(self, text: str) -> None:
         print(f"  note  {_one_line(text)}")
+
+    def each(self, found: Iterable[tuple[bool | None, str, str]]) -> None:
+        """Checks as (ok, what, fix): None a note, True ok, False a problem."""
+        for ok, what, fix in found:
+            if ok is None:
+                self.note(what)
+            elif ok:
+                self.ok(what)
+            else:
+                self.bad(what, fix)
 
 
 def _one_line(text: str) -> str:
@@ -114,13 +126,7 @@ def _managed(data: dict[str, object] | None, report: Report) -> None:
     them, allowManagedHooksOnly, the sandbox backstop, the organisation's matrix and key."""
     from governance.install import managed_check, settings
 
-    for ok, what, fix in managed_check.check(settings.our_commands(data or {})):
-        if ok is None:
-            report.note(what)
-        elif ok:
-            report.ok(what)
-        else:
-            report.bad(what, fix)
+    report.each(managed_check.check(settings.our_commands(data or {})))
 
 
 def _with_managed_hooks(data: dict[str, object]) -> dict[str, object]:
@@ -156,13 +162,7 @@ def _git_ignores(project: str, report: Report) -> None:
     """Git ignores every local or secret file governance wrote, and none a team shares."""
     from governance.install.gitignore import check
 
-    for ok, what, fix in check(project):
-        if ok is None:
-            report.note(what)
-        elif ok:
-            report.ok(what)
-        else:
-            report.bad(what, fix)
+    report.each(check(project))
 
 
 def _sops(project: str, report: Report) -> None:
