@@ -178,7 +178,8 @@ def repair(entry: dict[str, Any]) -> list[str]:
                     _set(data, key_path, [value])
                 elif value not in there:
                     there.append(value)
-            elif op == "hook" and index == 0 and not _has_hook(data, key_path[1], value):
+            elif op == "hook" and index == 0 and not _has_hook(data, key_path[1], value) \
+                    and not _managed_hook(key_path[1], value):
                 hooks = data.get("hooks")
                 if not isinstance(hooks, dict):
                     hooks = data["hooks"] = {}

@@ -17,11 +17,11 @@ in the project's ``.claude/settings.json``:
 - The managed PreToolUse hook's deny is honoured like a project hook's: the call is listed in the
   result's ``permission_denials``, its tool result (``is_error``) is our
   ``permissionDecisionReason``, and the ``additionalContext`` reaches the model after it.
-- The managed hook finds what governance owns changed (the project's hook entries gone, the
-  user's ``disableAllHooks``): it writes the entries back and takes ``disableAllHooks`` out, with
-  a notice in the stream (``hook/owned.py``). The user's file it checks is the one under the
-  HOME of the ``governance install`` that sealed the project, so the project is installed here
-  with the client's HOME.
+- The managed hook finds what governance owns changed (the user's ``disableAllHooks``): it takes
+  ``disableAllHooks`` out, with a notice in the stream (``hook/owned.py``); the project's hook
+  entries it does not write back, since the managed ones run the same hooks. The user's file it
+  checks is the one under the HOME of the ``governance install`` that sealed the project, so the
+  project is installed here with the client's HOME.
 - An org refusal (an untrusted org file) is recorded in the project's ledger as
   ``{"event": "PreToolUse", "layer": "org", "decision": "deny", "org_refused": ...}`` with the
   call's ``tool_use_id``.
@@ -163,7 +163,11 @@ def test_the_org_floor_denies_what_the_project_allows_with_its_hooks_off(
     notices = [e["content"] for e in run.events if e.get("subtype") == "informational"]
     assert any(f"{user_settings} sets disableAllHooks to true" in n for n in notices), notices
     assert "disableAllHooks" not in json.loads(user_settings.read_text())
-    assert json.loads(settings.read_text()).get("hooks")
+    # the project's hook entries are not put back: the managed ones run them, and a second copy
+    # would decide and record every call twice
+    assert not json.loads(settings.read_text()).get("hooks")
+    assert len([r for r in ledger(project) if r.get("tool_use_id") == fetch
+                and r.get("event") == "PreToolUse"]) == 1
 
 
 def _hook(root: ManagedRoot) -> list[str]:
