@@ -1,6 +1,7 @@
 """``governance explain TOOL_USE_ID | 'COMMAND'``: the decision on one tool call, the rule, the
 state, the config hash and the result of the call, from the ledger; or, given a Bash command
-rather than an id, how that command is analysed and decided (what ``explain-command`` prints)."""
+rather than an id, how that command is analysed and decided (what ``explain-command`` prints).
+The ledger's archived segments are read where they are on this machine."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     if looks_like_id(text) or not text.strip():
         print(f"governance: no ledger record has tool_use_id {text!r}: `governance log` lists the "
               "recent calls with their ids", file=sys.stderr)
+        away = _archived_away(governance_dir(project_from_cli(args.project)))
+        if away:
+            print(f"note: {away} archived segment(s) are not on this machine (see "
+                  "ledger.archive.json); the call may be in them", file=sys.stderr)
         return 1
     print(f"note: {text!r} is not the id of a recorded tool call, so it is explained as a Bash "
           f"command (as `governance explain-command` does)", file=sys.stderr)
@@ -53,3 +58,13 @@ def run(args: argparse.Namespace) -> int:
 
     return explain_command.run(argparse.Namespace(
         shell_command=text, project=args.project, state=args.state, cwd=None, json=args.json))
+
+
+def _archived_away(gov_dir: str) -> int:
+    """How many archived segments are not on this machine (their records cannot be explained)."""
+    from governance.ledger import archive
+
+    try:
+        return sum(1 for part in archive.chain_parts(gov_dir) if part.path is None)
+    except ValueError:
+        return 0

@@ -1,6 +1,7 @@
-"""``governance ledger verify``: check every record and the chain across all segments, then the
-ledger against its anchor outside the project. ``governance ledger anchor``: anchor the ledger as
-it is now (after you have looked at what changed it).
+"""``governance ledger verify``: check every record and the chain across all segments (archived
+ones included), then the ledger against its anchor outside the project. ``governance ledger
+anchor``: anchor the ledger as it is now (after you have looked at what changed it). ``governance
+ledger archive``: move old sealed segments to an archive folder.
 
 Exit 0 when the ledger verifies, 1 at the first bad line (named with what is wrong with it) or
 where it does not match its anchor (re-chained, truncated, deleted, rotated by hand).
@@ -23,6 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rebase = sub.add_parser("anchor", help="anchor the ledger as it is now, after a change you "
                                            "have looked at (refuses a broken chain)")
     rebase.add_argument("--project", help="the project folder (default: the current project)")
+    move = sub.add_parser("archive", help="move old sealed segments (and their id indexes) to an "
+                                          "archive folder; verify still spans them")
+    which = move.add_mutually_exclusive_group(required=True)
+    which.add_argument("--before", metavar="DATE",
+                       help="archive the sealed segments whose records are all older than DATE "
+                            "(ISO 8601 like 2026-01-01, or an age like 90d)")
+    which.add_argument("--keep", metavar="N", type=int,
+                       help="archive all sealed segments but the newest N (N >= 1)")
+    move.add_argument("--to", metavar="DIR",
+                      help="the archive folder (default: .claude/governance/archive)")
+    move.add_argument("--project", help="the project folder (default: the current project)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     gov_dir = governance_dir(project_from_cli(args.project))
     if getattr(args, "action", "verify") == "anchor":
         return _anchor(gov_dir)
+    if getattr(args, "action", "verify") == "archive":
+        return _archive(gov_dir, args)
     report = verify(gov_dir, full=getattr(args, "full", False))
     if args.json:
         print(json.dumps(report.as_json(), indent=2))
@@ -80,4 +94,20 @@ def _anchor(gov_dir: str) -> int:
         print(f"The ledger is empty: its anchor is removed{was}.")
     else:
         print(f"Anchored the ledger at seq {found['seq']} in {anchor.path_for(gov_dir)}{was}.")
+    return 0
+
+
+def _archive(gov_dir: str, args: argparse.Namespace) -> int:
+    from governance.ledger import archive, archiver
+
+    done = archiver.run(gov_dir, before=args.before, keep=args.keep, to=args.to)
+    if not done.names:
+        print(f"Nothing to archive: {done.why}.")
+        return 0
+    span = done.names[0] if len(done.names) == 1 else f"{done.names[0]} to {done.names[-1]}"
+    print(f"Archived {len(done.names)} segment(s), seq {done.first_seq} to {done.last_seq} "
+          f"({span}), to {done.folder}.")
+    print(f"{archive.MANIFEST} records where each starts and ends: `governance ledger verify` "
+          "checks the chain across them while they are there, and by those ends once they are "
+          "not.")
     return 0

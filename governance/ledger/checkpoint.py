@@ -5,8 +5,10 @@ has checked every line of one, it records the segment's file identity (size, mod
 change times, inode) and where its chain starts and ends; a later verify takes such a segment as
 checked while its identity is unchanged and its chain still joins the one before it, and hashes
 only what is new. Any write to the segment changes its change time, which no one can set back, so a
-segment edited since is read again in full. ``--full`` ignores the record. The file lies in
-governance's folder, which the agent may not change. Not on the hot path.
+segment edited since is read again in full (an archived segment is keyed by its name and checked
+where it lies now: ``governance ledger archive`` records its identity after the move). ``--full``
+ignores the record. The file lies in governance's folder, which the agent may not change. Not on
+the hot path.
 """
 
 from __future__ import annotations
@@ -38,14 +40,13 @@ def read(gov_dir: str) -> dict[str, dict[str, Any]]:
     return segments if isinstance(segments, dict) else {}
 
 
-def holds(gov_dir: str, entry: dict[str, Any] | None, name: str, prev_hash: str,
-          expected: int) -> bool:
-    """Whether the segment ``name`` was verified as it is now, and its chain joins the records
+def holds(path: str, entry: dict[str, Any] | None, prev_hash: str, expected: int) -> bool:
+    """Whether the segment at ``path`` was verified as it is now, and its chain joins the records
     before it (its first record links to ``prev_hash`` with seq ``expected``)."""
     if not isinstance(entry, dict):
         return False
     try:
-        same = identity(os.path.join(gov_dir, name)) == entry.get("identity")
+        same = identity(path) == entry.get("identity")
     except OSError:
         return False
     return same and entry.get("first_prev") == prev_hash and entry.get("first_seq") == expected

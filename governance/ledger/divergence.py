@@ -132,8 +132,13 @@ def compare(gov_dir: str, anchor: dict[str, Any]) -> tuple[Finding | None, list[
         name = segment_name(number)
         now = segment_end(gov_dir, number)
         if now is None:
+            from governance.ledger.archive import recorded_end  # only for a segment not here
+
+            if recorded_end(gov_dir, name) == [end_seq, end_hash, size]:
+                continue        # archived by `governance ledger archive`, ending as it was sealed
             return Finding("rotated", f"{name}, sealed at seq {end_seq}, is gone (sealed segments "
-                                      "are never removed by governance)"), notes
+                                      "are never removed by governance, only archived by "
+                                      "`governance ledger archive`, which records them)"), notes
         if now[1:] != [end_seq, end_hash, size]:
             return Finding("rotated", f"{name} no longer ends at seq {end_seq} as it did when it "
                                       "was sealed (a sealed segment never changes)"), notes

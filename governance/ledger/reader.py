@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from governance.errors import LedgerError
+from governance.ledger import archive, index
 from governance.ledger.chain import LEDGER, UPGRADE, segments, unknown_format
 
 DENYING = ("block", "redirect")
@@ -28,9 +29,20 @@ def ledger_files(gov_dir: str) -> list[str]:
     return [os.path.join(gov_dir, name) for name in names]
 
 
+def chain_files(gov_dir: str) -> list[str]:
+    """Paths of every ledger file on this machine in chain order: the archived segments that are
+    present (``governance ledger archive``), the sealed segments, the live ledger."""
+    try:
+        return archive.paths(gov_dir)
+    except ValueError as exc:
+        raise LedgerError(str(exc), file=os.path.join(gov_dir, archive.MANIFEST),
+                          fix="run `governance ledger verify`, which names what is wrong; "
+                              "restore the manifest from a backup") from None
+
+
 def lines(gov_dir: str) -> Iterator[tuple[str, int, bytes]]:
     """``(file name, line number from 1, raw line with its newline)`` across all files."""
-    for path in ledger_files(gov_dir):
+    for path in chain_files(gov_dir):
         name = os.path.basename(path)
         with open(path, "rb") as fh:
             for number, raw in enumerate(fh, 1):
@@ -82,7 +94,7 @@ def _newest(gov_dir: str, needle: bytes | None = None
             ) -> Iterator[tuple[str, dict[str, Any]]]:
     """(file, record) for every parseable record, newest first; with ``needle``, only records
     whose line holds those bytes (found before any line is parsed)."""
-    for path in reversed(ledger_files(gov_dir)):
+    for path in reversed(chain_files(gov_dir)):
         for raw in backward(path):
             if needle is not None and needle not in raw:
                 continue
@@ -180,20 +192,24 @@ def query(gov_dir: str, keep: Filter, limit: int | None = None) -> list[dict[str
 
 
 def explain(gov_dir: str, tool_use_id: str) -> dict[str, Any]:
-    """Everything the ledger holds about one tool call: its decision and its result. The id's
-    bytes are looked for in each line before the line is parsed, newest file first, and reading
-    stops at the file that holds the call's decision (a call's records are written together)."""
+    """Everything the ledger holds about one tool call: its decision and its result. Newest file
+    first: the live ledger's bytes are searched for the id, each sealed segment is looked up in its
+    id index (``governance.ledger.index``, built on first use); reading stops after the file that
+    holds the call's decision (a call's records are written together)."""
     pre: list[dict[str, Any]] = []
     post: list[dict[str, Any]] = []
-    needle = b'"tool_use_id":' + json.dumps(tool_use_id, ensure_ascii=False).encode("utf-8")
-    decided_in = None
-    for path, rec in _newest(gov_dir, needle):
-        if decided_in is not None and path != decided_in:
+    value = json.dumps(tool_use_id, ensure_ascii=False).encode("utf-8")
+    for path in reversed(chain_files(gov_dir)):
+        if os.path.basename(path) == LEDGER:
+            found = index.scan(path, index.FIELD + value)
+        else:
+            found = index.lines_with(path, value)
+        for raw in reversed(found):
+            rec = _parsed(raw, path)
+            if rec is not None and rec.get("tool_use_id") == tool_use_id:
+                (pre if rec.get("event") == "PreToolUse" else post).append(rec)
+        if pre:
             break
-        if rec.get("tool_use_id") == tool_use_id:
-            (pre if rec.get("event") == "PreToolUse" else post).append(rec)
-            if pre and decided_in is None:
-                decided_in = path
     pre.reverse()
     post.reverse()
     return {"tool_use_id": tool_use_id, "decisions": pre, "results": post}

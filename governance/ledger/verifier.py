@@ -5,8 +5,9 @@ The first bad line is reported with what is wrong with it: ``torn`` (a cut-off w
 ``deleted`` (records missing: a gap in ``seq``, or the file ends before its head), ``inserted`` (a
 line the chain does not go through), ``reordered`` (records out of sequence) or ``format`` (a
 record in a ledger format this version does not read: upgrade to verify it). A chain that holds is
-then compared with its anchors outside the project (``governance.ledger.witness``). Not on the hot
-path.
+then compared with its anchors outside the project (``governance.ledger.witness``). Archived
+segments (``governance.ledger.archive``) are part of the chain: hashed where they are on this
+machine, taken as the ends the manifest recorded where they are not. Not on the hot path.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import Any
 
-from governance.ledger import checkpoint
+from governance.ledger import archive, checkpoint
+from governance.ledger.archive import Part
 from governance.ledger.chain import GENESIS, LEDGER, TORN, UPGRADE, read_head, unknown_format
 from governance.ledger.reader import ledger_files
 from governance.ledger.witness import AnchorSource, Check, check
@@ -46,6 +48,8 @@ class Report:
     head: dict[str, Any] | None = None
     last_hash: str = GENESIS
     anchors: list[Check] = field(default_factory=list)
+    ends: dict[str, dict[str, Any]] = field(default_factory=dict)   # each file's chain ends
+    paths: dict[str, str] = field(default_factory=dict)             # each file's path
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "records": self.records, "last_hash": self.last_hash,
@@ -151,27 +155,50 @@ class _Chain:
         self.records = 0
         self.ends: dict[str, dict[str, Any]] = {}
         self.skipped: list[str] = []
+        self.paths: dict[str, str] = {}
+        self.archived: list[str] = []      # archived segments present, read with the chain
+        self.absent: list[str] = []        # archived segments not on this machine
+        self.gap: Problem | None = None
+
+    def take_whole(self, name: str, entry: dict[str, Any]) -> None:
+        """Continue the chain past a segment known by its ends (checked before, or archived)."""
+        self.prev_hash, self.expected = entry["last_hash"], entry["last_seq"] + 1
+        self.last = {"hash": entry["last_hash"], "prev": entry["last_prev"],
+                     "seq": entry["last_seq"]}
+        self.last_where = (name, entry["lines"])
+        self.records += entry["last_seq"] - entry["first_seq"] + 1
+        self.ends[name] = entry
+        self.skipped.append(name)
 
 
-def _files(gov_dir: str, chain: _Chain, known: dict[str, dict[str, Any]]
+def _files(gov_dir: str, parts: list[Part], chain: _Chain, known: dict[str, dict[str, Any]]
            ) -> Iterator[tuple[str, int, bytes]]:
     """The ledger's lines, oldest first, less the sealed segments ``ledger.verified`` holds as
-    checked and joining the chain read so far: those are taken whole."""
-    files = ledger_files(gov_dir)
-    for path in files:
-        name = os.path.basename(path)
+    checked and joining the chain read so far (taken whole), and less the archived segments that
+    are not on this machine (taken as their recorded ends, where they join the chain)."""
+    for part in parts:
+        name = part.name
+        if part.path is None and part.recorded is not None:
+            ends = part.recorded
+            if ends.get("first_prev") != chain.prev_hash or ends.get("first_seq") != chain.expected:
+                chain.gap = Problem(name, 0, "deleted", f"archived and not on this machine; its "
+                                    f"recorded chain starts at seq {ends.get('first_seq')}, which "
+                                    f"does not continue the records before it (they end at seq "
+                                    f"{chain.expected - 1})", ends.get("first_seq"))
+                return
+            chain.take_whole(name, ends)
+            chain.absent.append(name)
+            continue
+        assert part.path is not None
+        chain.paths[name] = part.path
+        if part.recorded is not None:
+            chain.archived.append(name)
         entry = known.get(name)
         if name != LEDGER and entry is not None and checkpoint.holds(
-                gov_dir, entry, name, chain.prev_hash, chain.expected):
-            chain.prev_hash, chain.expected = entry["last_hash"], entry["last_seq"] + 1
-            chain.last = {"hash": entry["last_hash"], "prev": entry["last_prev"],
-                          "seq": entry["last_seq"]}
-            chain.last_where = (name, entry["lines"])
-            chain.records += entry["last_seq"] - entry["first_seq"] + 1
-            chain.ends[name] = entry
-            chain.skipped.append(name)
+                part.path, entry, chain.prev_hash, chain.expected):
+            chain.take_whole(name, entry)
             continue
-        with open(path, "rb") as fh:
+        with open(part.path, "rb") as fh:
             for number, raw in enumerate(fh, 1):
                 yield name, number, raw
 
@@ -183,9 +210,16 @@ def verify(gov_dir: str, sources: list[AnchorSource] | None = None, full: bool =
     home checkpoint), which show a ledger re-chained, truncated, deleted or rotated by hand.
     Sealed segments checked before and unchanged since are taken as checked (``ledger.verified``)
     unless ``full``; the segments checked here are added to it."""
-    report = Report(files=[os.path.basename(p) for p in ledger_files(gov_dir)])
     state = _Chain()
-    stream = _Stream(_files(gov_dir, state, {} if full else checkpoint.read(gov_dir)))
+    try:
+        parts = archive.chain_parts(gov_dir)
+    except ValueError as exc:
+        report = Report(files=[os.path.basename(p) for p in ledger_files(gov_dir)])
+        report.problem = Problem(archive.MANIFEST, 1, "edited", str(exc))
+        report.ok = False
+        return report
+    report = Report(files=[part.name for part in parts])
+    stream = _Stream(_files(gov_dir, parts, state, {} if full else checkpoint.read(gov_dir)))
     head = report.head = read_head(gov_dir)
     at_head: tuple[str, tuple[str, int]] | None = None  # the hash recorded at the head's seq
     prev_hash, expected = GENESIS, 1
@@ -246,8 +280,13 @@ def verify(gov_dir: str, sources: list[AnchorSource] | None = None, full: bool =
             at_head = (last["hash"], last_where)
     if last is not None:
         report.last_hash = last["hash"]
+    if report.problem is None and state.gap is not None:
+        report.problem = state.gap
     if report.problem is None:
         _check_head(report, last, last_where, at_head)
+    report.ends, report.paths = state.ends, state.paths
+    if report.problem is None:
+        _archive_notes(report, state)
     if report.problem is None:
         _remember(gov_dir, state)
     if report.problem is None:
@@ -259,14 +298,29 @@ def verify(gov_dir: str, sources: list[AnchorSource] | None = None, full: bool =
     return report
 
 
+def _archive_notes(report: Report, state: _Chain) -> None:
+    def span(names: list[str]) -> str:
+        return names[0] if len(names) == 1 else f"{names[0]} to {names[-1]}"
+
+    if state.archived:
+        count = len(state.archived)
+        report.notes.append(f"{count} archived segment{'s' if count != 1 else ''} verified with "
+                            f"the chain ({span(state.archived)})")
+    if state.absent:
+        count = len(state.absent)
+        report.notes.append(f"{count} segment{'s' if count != 1 else ''} archived, verified by "
+                            f"their recorded ends ({span(state.absent)} not on this machine; "
+                            f"{archive.MANIFEST} records where each starts and ends)")
+
+
 def _remember(gov_dir: str, state: _Chain) -> None:
     """Record the sealed segments of a chain that holds as checked (``ledger.verified``)."""
     kept: dict[str, dict[str, Any]] = {}
     for name, ends in state.ends.items():
-        if name == LEDGER or "last_hash" not in ends:
+        if name == LEDGER or "last_hash" not in ends or name not in state.paths:
             continue
         try:
-            kept[name] = {**ends, "identity": checkpoint.identity(os.path.join(gov_dir, name))}
+            kept[name] = {**ends, "identity": checkpoint.identity(state.paths[name])}
         except OSError:
             continue
     if kept and (set(kept) - set(state.skipped)):

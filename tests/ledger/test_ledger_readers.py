@@ -1,5 +1,7 @@
 """The ledger's readers follow what they show, not the ledger's size: ``log --limit`` reads from the
-end, ``explain`` looks for the id's bytes newest file first, ``verify`` hashes only what is new."""
+end, ``explain`` searches the live ledger's bytes and each sealed segment's id index newest file
+first, ``verify`` hashes only what is new; ``ledger archive`` moves segments without reading them
+into memory."""
 
 from __future__ import annotations
 
@@ -99,11 +101,23 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
+OLDEST = "toolu_010000000000000000000000"
+
+
 @pytest.mark.parametrize("args", [["log", "--limit", "20"], ["log", "--limit", "20", "--json"],
-                                  ["explain", "toolu_010000000000000000000007"],
+                                  ["explain", "toolu_010000000000000000000007"],  # builds indexes
+                                  ["explain", OLDEST],                            # uses them
                                   ["explain", f"toolu_01{RECORDS // 2 - 1:022d}"],
-                                  ["ledger", "verify"]])
+                                  ["ledger", "verify"],
+                                  ["ledger", "archive", "--keep", "3"],
+                                  ["ledger", "verify"],                   # across the archive
+                                  ["explain", OLDEST]])                   # from the archive
 def test_readers_stay_under_a_memory_cap_at_100k_records(large: Path, args: list[str]) -> None:
     done = _capped(args, large, 160)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "MemoryError" not in done.stderr and done.stdout
+    if args[0] == "explain":
+        assert "decision (PreToolUse" in done.stdout
+    if args[-1] == "3":
+        assert done.stdout.startswith("Archived 7 segment(s), seq 1 to "), done.stdout
+        assert (large / ".claude" / "governance" / "archive" / "ledger.000001.idx").exists()
