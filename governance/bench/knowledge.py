@@ -6,11 +6,16 @@ comes from its own session, so every matching call really finds, renders and rec
 knowledge (within a session it would be shown once per cooldown). Then a repeated-pattern workload
 (a few hundred calls cycling through ten commands, with memory and decision changes on the way)
 prints the index's hit rate and the lookup time percentiles from ``governance knowledge stats``.
+Last, the incremental index (``knowledge.increment``): at each store size of ``--delta-sizes``
+(10,000 and 100,000 memories), the time to add one memory and see it in a lookup (store, delta,
+lookup), for each of ``--adds`` memories added one after another, as the delta grows, and the
+full rebuild it saves (target <= 50 ms at the largest size, the median).
 Exits 1 when a target is missed.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
@@ -35,6 +40,8 @@ from governance.install.settings import module_command
 
 MATCH_TARGET = 2.5
 HIT_TARGET = 0.8
+DELTA_TARGET_MS = 50.0
+DELTA_SIZES = (10_000, 100_000)
 SOPS = 1000
 MEMORIES = 100_000
 TECHNOLOGIES = ("docker", "kubernetes", "terraform", "postgres", "git", "python", "node", "ssh")
@@ -133,11 +140,78 @@ def workload(project: Path, hook: list[str], out: Path, calls: int) -> dict[str,
     return stats(str(project))
 
 
+def delta_curve(root: Path, memories: int, sops: int, adds: int) -> dict[str, object]:
+    """Add ``adds`` memories one at a time to a project of ``memories``; for each, the time to
+    store it, bring the index up to date (``increment.refresh``) and find it with a lookup."""
+    from governance.bench.hooks import _project
+    from governance.knowledge import lookup
+    from governance.knowledge.increment import refresh
+    from governance.knowledge.indexer import current, rebuild
+    from governance.knowledge.memory import MemoryStore
+
+    project = _project(root, f"delta-{memories}", False)
+    populate(project, sops, memories, seed=11)
+    _index, full = rebuild(str(project))
+    rows = []
+    for k in range(adds):
+        word = f"zq{k:04d}x"
+        started = time.perf_counter()
+        with MemoryStore.for_project(str(project)) as store:
+            # two words of its own (words all of them share become too common to find by)
+            store.add(f"bench delta note {word}a {word}b about the staging volumes",
+                      ["gotchas"], 0.9, "bench")
+        stored = time.perf_counter()
+        _index, summary = refresh(str(project))
+        _index.close()
+        refreshed = time.perf_counter()
+        index, how = current(str(project))
+        try:
+            command = f"{word}a {word}b"
+            found = lookup.find(index, str(project), "Bash", {"command": command},
+                                str(project), [{"primitive": "shell-execute", "segment": command}],
+                                {"shell-execute"}, "DO")
+        finally:
+            index.close()
+        done = time.perf_counter()
+        if how != "hit" or not any(word in m["text"] for m in found.memories):
+            raise AssertionError(f"the memory added was not found ({how}, {summary})")
+        rows.append({"delta": summary.get("delta", 0), "how": summary.get("how", "rebuilt"),
+                     "why": summary.get("rebuilt", ""),
+                     "store": stored - started, "refresh": refreshed - stored,
+                     "lookup": done - refreshed, "total": done - started})
+    return {"memories": memories, "full": full["seconds"], "rows": rows}
+
+
+def _print_curve(curve: dict[str, object]) -> float:
+    rows = curve["rows"]
+    assert isinstance(rows, list)
+    totals = sorted(r["total"] for r in rows)
+    median = float(totals[len(totals) // 2]) * 1000
+    print(f"{curve['memories']:>7} memories: full rebuild {curve['full']:.2f} s; add one memory "
+          f"and find it: median {median:.1f} ms, max {totals[-1] * 1000:.1f} ms "
+          f"({len(rows)} adds)")
+    print(f"  {'add':>5} {'delta':>6} {'how':>8} {'store ms':>9} {'refresh ms':>11} "
+          f"{'lookup ms':>10} {'total ms':>9}")
+    step = max(1, len(rows) // 10)
+    for k, row in enumerate(rows):
+        if k % step == 0 or k == len(rows) - 1 or row["how"] != "delta":
+            print(f"  {k + 1:>5} {row['delta']:>6} {row['how']:>8} {row['store'] * 1000:>9.2f} "
+                  f"{row['refresh'] * 1000:>11.2f} {row['lookup'] * 1000:>10.2f} "
+                  f"{row['total'] * 1000:>9.2f}  {row['why']}")
+    return median
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = bench_parser("governance-bench-knowledge", __doc__)
     parser.add_argument("--sops", type=int, default=SOPS)
     parser.add_argument("--memories", type=int, default=MEMORIES)
     parser.add_argument("--calls", type=int, default=300, help="calls of the workload")
+    parser.add_argument("--delta-sizes", default=",".join(map(str, DELTA_SIZES)),
+                        help="store sizes for the incremental index, comma-separated")
+    parser.add_argument("--adds", type=int, default=200,
+                        help="memories added one at a time at each size")
+    parser.add_argument("--only-delta", action="store_true",
+                        help="measure only the incremental index")
     args = parser.parse_args(argv)
     from governance.bench.hooks import _project
     from governance.knowledge.indexer import rebuild
@@ -146,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="governance-bench-knowledge-"))
     failures = 0
     try:
+        if args.only_delta:
+            return outcome(_deltas(root, args), "knowledge ")
         project = _project(root, "shop-api", False)
         started = time.perf_counter()
         populate(project, args.sops, args.memories)
@@ -184,9 +260,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"lookup time: p50 {lookup['p50']:.2f} ms, p95 {lookup['p95']:.2f} ms, "
                   f"p99 {lookup['p99']:.2f} ms; injected {seen['injected']}, "
                   f"repeats {seen['repeat']}")
+        failures += _deltas(root, args)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return outcome(failures, "knowledge ")
+
+
+
+def _deltas(root: Path, args: argparse.Namespace) -> int:
+    sizes = [int(n) for n in args.delta_sizes.split(",") if n]
+    print("incremental index: add one memory, then find it (store + delta + lookup, in process)")
+    median = 0.0
+    for size in sizes:
+        median = _print_curve(delta_curve(root, size, args.sops, args.adds))
+    ok = median <= DELTA_TARGET_MS
+    print(f"at {sizes[-1]} memories: median {median:.1f} ms (target <= {DELTA_TARGET_MS:.0f} ms)"
+          + ("" if ok else "   MISSED"))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -118,12 +118,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _after_change(project: str, action: str, result: dict[str, Any]) -> dict[str, Any]:
-    """Rebuild the index now (the next call should not pay for it) and record the change."""
-    from governance.knowledge.indexer import rebuild
+    """Bring the index up to date now, by a delta when it can (the next call should not pay for
+    it), and record the change."""
+    from governance.knowledge.increment import refresh
     from governance.ledger import chain
     from governance.project import governance_dir
 
-    _index, summary = rebuild(project)
+    _index, summary = refresh(project)
     ids = result.get("added") or ([result["removed"]] if "removed" in result else [])
     chain.append(governance_dir(project), {
         "event": "KnowledgeChange", "change": f"memory-{action}", "memories": ids[:100],

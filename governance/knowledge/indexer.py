@@ -2,16 +2,16 @@
 settings, the SOP files and the memories (the memory store and reviewed decisions).
 
 Cold path: the hook calls :func:`rebuild` only when the sources' signature no longer matches the
-index, and ``governance memory`` / ``governance knowledge reindex`` build it right after a change.
-A large memory store is rebuilt in a background process (``python -m
-governance.knowledge.indexer PROJECT``) while the hook keeps reading the index it has; a change of
-the settings or the SOPs is rebuilt at once. The file is replaced atomically, under a lock, so
-concurrent hooks read either the old index or the new one.
+index, and ``governance knowledge reindex`` builds it on demand. Memories added since the index
+was built go into a delta beside it (``knowledge.increment``: ``governance memory`` after a change,
+and a background process for a large store, while the hook keeps reading what it has), which a
+rebuild folds in; a change of the settings or the SOPs is rebuilt at once. The file is replaced
+atomically, under a lock, so concurrent hooks read either the old index or the new one.
 
 Layout of ``.claude/governance/.cache/knowledge.index``::
 
     b"GKI1" | u32 header length | header (marshal) | globs by kind | key filter | bucket table
-    | buckets | SOP table | SOP records | memory table | memory records | postings
+    | buckets | SOP table | SOP records | memory table | memory records | postings | extra
 
 - The header holds the signature of the sources (configs, SOP folders and files, memory stores),
   the compiled settings and detectors, and where each part starts. The SOP match globs follow it,
@@ -29,6 +29,11 @@ Layout of ``.claude/governance/.cache/knowledge.index``::
   holds a limit per risk class). A term in more than 5% of the memories (and more than 500) is
   too common to find anything by and is left out; a posting list keeps its first 2,000 entries.
 - A record (SOP or memory) is found by its number through a table of u32 offsets.
+- ``extra`` (marshal, never read by a lookup) is what ``knowledge.increment`` needs to add
+  memories in a delta: the memory store's mark, the reviewed decisions' memories by id, the
+  common terms' counts and the true counts of cut posting lists.
+
+``knowledge.delta`` (``knowledge.increment``) has the same layout, with memories only.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from governance.project import (
 
 COMMON_SHARE = 0.05   # a term in more than 5% of the memories ...
 COMMON_MIN = 500      # ... and in more than 500 of them finds nothing in particular
-POSTINGS_MAX = 2000   # entries kept per term (the most confident)
+POSTINGS_MAX = index_module.POSTINGS_MAX   # entries kept per term (the most confident)
 WATCH_MAX = 200       # up to this many SOP files are stat'ed on every call; beyond, their folders
 SYNC_MEMORIES = 5000  # a store this small is rebuilt at once; a larger one in the background
 KEYS_PER_BUCKET = 8
@@ -84,11 +89,13 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     seen = {"all": everything,
             "watched": tuple(stamps[f] for f in watched) if len(stamps) == len(listed) else None}
     memories: list[Any] = []
+    mark: dict[str, Any] = {"seq": 0, "last": "", "removed": 0}
     if MemoryStore.exists(project_dir):
         with MemoryStore.for_project(project_dir) as store:
-            memories.extend(store.all())
-    memories.extend(decision_memories(project_dir))
-    memories.sort(key=lambda m: (-m.confidence, -m.created_at, m.id))
+            memories, mark = store.snapshot()
+    reviewed = decision_memories(project_dir)
+    memories.extend(reviewed)
+    memories.sort(key=order)
 
     keys: dict[str, list[int]] = {}
     globs: dict[str, list[tuple[str, int]]] = {}
@@ -115,15 +122,19 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
     for number, memory in enumerate(memories):
         for term in terms(memory.text):
             documents.setdefault(term, []).append(number)
-        memory_records.append(marshal.dumps(
-            {"id": memory.id, "text": memory.text, "categories": memory.categories,
-             "confidence": memory.confidence, "source": memory.source}))
-    common = []
+        memory_records.append(marshal.dumps(memory_record(memory)))
+    common = {}
+    cut = {}
     for term, numbers in documents.items():
         if len(numbers) > COMMON_MIN and len(numbers) > COMMON_SHARE * len(memories):
-            common.append(term)
+            common[term] = len(numbers)
             continue
+        if len(numbers) > POSTINGS_MAX:
+            cut[term] = len(numbers)
         keys["m:" + term] = numbers[:POSTINGS_MAX]
+    numbered = {m.id: n for n, m in enumerate(memories) if m.id.startswith("dec-")}
+    extra = {"mark": mark, "common": common, "cut": cut,
+             "decisions": {m.id: [numbered[m.id], memory_record(m)] for m in reviewed}}
 
     confidences = [m.confidence for m in memories]
     limits = {name: sum(1 for c in confidences if c >= risk["threshold"])
@@ -136,7 +147,7 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
         "empty": not sop_records and not memory_records,
         "problems": [p.render() for p in problems],
         "problem_stamps": tuple(stamps[f] for f in broken), "common": len(common)}
-    data = _layout(header, globs, keys, sop_records, memory_records)
+    data = _layout(header, globs, keys, sop_records, memory_records, marshal.dumps(extra))
     # a malformed SOP keeps the hook looking, so that the user is told (knowledge.notice)
     quiet = (header["empty"] and not problems) or compiled["level"] == "disabled"
     summary = {"quiet": quiet, "signature": everything,   # for the memo ``rebuild`` stores
@@ -144,6 +155,17 @@ def build(project_dir: str) -> tuple[bytes, dict[str, Any]]:
                "keys": len(keys), "common_terms": len(common), "problems": header["problems"],
                "bytes": len(data), "seconds": round(time.perf_counter() - started, 3)}
     return data, summary
+
+
+def order(memory: Any) -> tuple[float, float, str]:
+    """The order memories are numbered in: most confident first, then the newest."""
+    return (-memory.confidence, -memory.created_at, memory.id)
+
+
+def memory_record(memory: Any) -> dict[str, Any]:
+    return {"id": memory.id, "text": memory.text, "categories": memory.categories,
+            "confidence": memory.confidence, "source": memory.source,
+            "created_at": memory.created_at}
 
 
 def _sop_files(project_dir: str) -> list[str]:
@@ -184,7 +206,8 @@ def _sop_keys(sop: Any, record: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
-            keys: dict[str, list[int]], sops: list[bytes], memories: list[bytes]) -> bytes:
+            keys: dict[str, list[int]], sops: list[bytes], memories: list[bytes],
+            extra: bytes = b"") -> bytes:
     count = max(1, len(keys) // KEYS_PER_BUCKET) if keys else 0
     buckets: list[dict[str, tuple[int, int]]] = [{} for _ in range(count)]
     postings = []
@@ -208,6 +231,7 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
     # the header's size depends on the offsets it holds: lay out until its size settles
     for key in ("bucket_table", "sop_table", "memory_table", "postings"):
         header[key] = 0
+    header["extra"] = [0, 0]
     header["filter"] = [0, 0]
     glob_blobs = {kind: marshal.dumps(items) for kind, items in sorted(globs.items())}
     header["glob_spans"] = {kind: [0, 0] for kind in glob_blobs}
@@ -242,6 +266,8 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
         memory_starts.append(offset)
         header["postings"] = offset
         offset += at
+        header["extra"] = [offset, offset + len(extra)]
+        offset += len(extra)
         final = marshal.dumps(header)
         if len(final) == len(head):
             head = final
@@ -256,7 +282,7 @@ def _layout(header: dict[str, Any], globs: dict[str, list[tuple[str, int]]],
     parts = [index_module.MAGIC, len(head).to_bytes(4, "little"), head, *glob_blobs.values(),
              bytes(bitmap),
              _table(bucket_starts), *blobs, _table(sop_starts), *sops,
-             _table(memory_starts), *memories, *postings]
+             _table(memory_starts), *memories, *postings, extra]
     return b"".join(parts)
 
 
@@ -282,21 +308,34 @@ def rebuild(project_dir: str) -> tuple[Index, dict[str, Any]]:
         ensure_dir(system.dirname(target))
     except OSError:
         pass      # built all the same, and not stored
-    with _Lock(target + ".lock"):
-        data, summary = build(project_dir)
-        # the index and the memo of its sources, bound to the seal (``governance.policy.derived``)
-        stored = derived.store(project_dir, {
-            index_module.NAME: data,
-            KNOWLEDGE_MEMO: marshal.dumps({"signature": summary.pop("signature"),
-                                           "value": {"quiet": summary.pop("quiet")}})},
-            settle=(index_module.NAME,))
-        if not stored:
-            summary["not_stored"] = f"{target}: the folder or the seal cannot be written"
+    with lock(project_dir):
+        data, summary = build_and_store(project_dir)
     try:
         system.unlink(target + ".building")
     except OSError:
         pass
     return Index.of_bytes(data), summary
+
+
+def build_and_store(project_dir: str) -> tuple[bytes, dict[str, Any]]:
+    """:func:`build`, then store the index and the memo of its sources, bound to the seal
+    (``governance.policy.derived``), dropping any delta (it is folded in); the caller holds
+    :func:`lock`."""
+    data, summary = build(project_dir)
+    stored = derived.store(project_dir, {
+        index_module.NAME: data,
+        KNOWLEDGE_MEMO: marshal.dumps({"signature": summary.pop("signature"),
+                                       "value": {"quiet": summary.pop("quiet")}})},
+        settle=(index_module.NAME,), remove=(index_module.DELTA_NAME,))
+    if not stored:
+        summary["not_stored"] = (f"{index_module.path(project_dir)}: the folder or the seal "
+                                 "cannot be written")
+    return data, summary
+
+
+def lock(project_dir: str) -> _Lock:
+    """The builders' lock: one builder (a rebuild, a delta) at a time per project."""
+    return _Lock(index_module.path(project_dir) + ".lock")
 
 
 class _Lock:

@@ -1,7 +1,8 @@
 """Consulting knowledge at a tool call: what the call names (:func:`of_call`), reading the
 knowledge index (:class:`Index`, built by ``knowledge.indexer``, whose docstring gives the file
-format), which SOPs and memories apply (:func:`find`), and the outcome (:func:`consult`; the levels
-at work are ``knowledge.enforcement``). docs/knowledge.md says how each part decides. The builder
+format, and the delta of the memories added since, ``knowledge.increment``), which SOPs and
+memories apply (:func:`find`), and the outcome (:func:`consult`; the levels at work are
+``knowledge.enforcement``). docs/knowledge.md says how each part decides. The builder
 (``knowledge.indexer``) is passed in, so that nothing here imports it.
 
 Hot path: ``os``, ``marshal`` and our modules. A call that no knowledge applies to loads only this
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
     Builder = Callable[[str], "Index"]
 
 MAGIC = b"GKI1"
-FORMAT = 5
+FORMAT = 6
 NAME = "knowledge.index"
+DELTA_NAME = "knowledge.delta"   # the memories added since the index was built (knowledge.increment)
+POSTINGS_MAX = 2000   # entries kept per term (the most confident)
 FIRST_READ = 16384
 _PUNCTUATION = ("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14"
                 "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f !\"#$%&'()*+,/:;<=>?@[\\]^`{|}~\x7f")
@@ -120,6 +123,21 @@ class Index:
         self._data = data
         self._fd = fd
         self.header = header
+        self.delta: Index | None = None    # the memories added since (``knowledge.increment``)
+
+    def attach(self, project: str, record: dict[str, Any] | None) -> Index | None:
+        """The delta built on this index, when there is one (read only if its file exists,
+        checked against the seal as the index is); attached, and returned."""
+        entry = seal.derived_entries(record).get(NAME)
+        base = entry.get("sha256") if isinstance(entry, dict) else None
+        delta = open_delta(project, record, base) if base else None
+        if delta is not None:
+            self.delta = delta
+        return delta
+
+    def empty(self) -> bool:
+        """No SOP and no memory (counting the delta's)."""
+        return bool((self.delta or self).header["empty"])
 
     @classmethod
     def open(cls, project: str, record: dict[str, Any] | None) -> Index | None:
@@ -154,6 +172,14 @@ class Index:
         if self._fd is not None:
             system.close(self._fd)
             self._fd = None
+        if self.delta is not None:
+            self.delta.close()
+            self.delta = None
+
+    def extra(self) -> Any:
+        """The builders' section (``knowledge.increment`` reads it; a lookup never does)."""
+        start, end = self.header["extra"]
+        return marshal.loads(self._read(start, end - start))
 
     def _read(self, offset: int, size: int) -> bytes:
         if self._data is not None:
@@ -209,6 +235,25 @@ class Index:
         start, end = self._span(self.header["memory_table"], number)
         record: dict[str, Any] = marshal.loads(self._read(start, end - start))
         return record
+
+
+def open_delta(project: str, record: dict[str, Any] | None, base: str) -> Index | None:
+    """The delta file, when it exists, holds what the seal recorded for it (a change is noted, as
+    for the index) and was built on the index whose sha256 is ``base``; else None."""
+    try:
+        fd = system.open(cache_file(project, DELTA_NAME), system.O_RDONLY | system.O_CLOEXEC)
+    except OSError:
+        return None
+    header = None
+    try:
+        if seal.derived_verified(project, DELTA_NAME, fd, record):
+            header = _header(system.pread(fd, FIRST_READ, 0), lambda n: system.pread(fd, n, 0))
+    except (OSError, EOFError, ValueError, TypeError):
+        header = None
+    if header is None or header.get("base") != base:
+        system.close(fd)
+        return None
+    return Index(None, fd, header)
 
 
 def _header(head: bytes, read: Any) -> dict[str, Any] | None:
@@ -436,7 +481,7 @@ def consult(project: str, data: dict[str, Any], decision: Any, build: Builder,
             from governance.knowledge.notice import tell
 
             notice = tell(project, header, data.get("session_id"), sealed)
-        if header["empty"] and not notice:
+        if index.empty() and not notice:
             return None
         acts = decision.acts
         primitives = {a["primitive"] for a in acts} | {decision.primitive}
@@ -479,8 +524,9 @@ class Found:
 def current(project: str, build: Builder, sources: object = None,
             record: dict[str, Any] | None = None) -> tuple[Index, str]:
     """The index for the project's sources as they are, and how it was had: ``hit`` (as stored),
-    ``built`` (rebuilt now) or ``stale`` (a large memory store changed: rebuilding in the
-    background, this index is the one before). ``sources`` is the signature of
+    ``built`` (rebuilt now) or ``stale`` (a large memory store changed: brought up to date in the
+    background, this index and delta are the ones before). A ``hit`` may be the index with the
+    delta of the memories added since (``index.delta``). ``sources`` is the signature of
     ``project.knowledge_sources`` when the caller has it already; ``build`` builds and stores the
     index (``knowledge.indexer.rebuild_index``); ``record`` is the seal (read when not given)."""
     if record is None:
@@ -494,8 +540,12 @@ def current(project: str, build: Builder, sources: object = None,
                 not header["watched"] or signature(header["watched"]) == seen["watched"]):
             if now[4:] == seen["all"][4:]:
                 return index, "hit"
+            # only the memories changed: a delta may hold them (read only when it exists)
+            delta = index.attach(project, record)
+            if delta is not None and delta.header["signature"] == now:
+                return index, "hit"
             if header["memories"] >= SYNC_MEMORIES:
-                _rebuild_in_background(project)
+                _rebuild_in_background(project)   # a delta, or a compaction when it is full
                 return index, "stale"
         index.close()
     return build(project), "built"
@@ -516,7 +566,7 @@ def _rebuild_in_background(project: str) -> None:
         devnull = system.open(system.devnull, system.O_RDWR)
         try:
             code = (f"import sys; sys.path.insert(0, {package_root()!r}); "
-                    "from governance.knowledge.indexer import main; "
+                    "from governance.knowledge.increment import main; "
                     f"raise SystemExit(main([{project!r}]))")
             system.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code],
                            system.environment(), setsid=True,
@@ -559,13 +609,16 @@ def find(index: Index, project: str, tool: str, tool_input: dict[str, Any], cwd:
     found = Found(ctx, name, threshold)
     if why is not None:
         found.why.update(why)
-    if header["empty"]:
+    if index.empty():
         return found
     keys, weights = _keys(ctx, project, spoken, said)
     postings = index.postings(set(keys) | set(weights))
     _sops(index, found, ctx, keys, postings, said)
     limit = header["limits"].get(name, 0)
-    if limit:
+    if index.delta is not None:
+        _merged_memories(index, index.delta, found, weights, postings, limit,
+                         settings["max_memories"])
+    elif limit:
         _memories(index, found, weights, postings, limit, settings["max_memories"])
     return found
 
@@ -667,4 +720,51 @@ def _memories(index: Index, found: Found, weights: dict[str, int],
     for number in hits[:most]:
         record = index.memory(number)
         record["why"] = sorted(shared[number])
+        found.memories.append(record)
+
+
+def _merged_memories(index: Index, delta: Index, found: Found, weights: dict[str, int],
+                     postings: dict[str, list[int]], limit: int, most: int) -> None:
+    """``_memories`` over the index and its delta, as over one index built from both: the index's
+    memories the delta replaced (``dead``) and the terms that became too common (``dropped``) left
+    out, each posting list merged in showing order and cut at ``POSTINGS_MAX``. A delta memory
+    comes before the index's memory number ``slots[d]`` (the delta is in showing order too), so
+    positions ``n + (delta memories before n)`` and ``slots[d] + d`` order both as a rebuild
+    numbers them. References: ``n`` for the index's memories, ``-1 - d`` for the delta's."""
+    head = delta.header
+    dropped = set(head["dropped"])
+    dead = set(head["dead"])
+    slots: list[int] = head["slots"]
+    below = head["limits"].get(found.risk, 0)
+    if not limit and not below:
+        return
+    extra = delta.postings({k for k in weights if k not in dropped})
+    scores: dict[int, int] = {}
+    shared: dict[int, list[str]] = {}
+    refs: dict[int, int] = {}
+    for key, weight in weights.items():
+        if key in dropped:
+            continue
+        merged: list[tuple[int, int]] = []
+        ahead = 0
+        for number in postings.get(key, ()):
+            if number in dead:
+                continue
+            while ahead < len(slots) and slots[ahead] <= number:
+                ahead += 1
+            merged.append((number + ahead, number))
+        merged.extend((slots[d] + d, -1 - d) for d in extra.get(key, ()))
+        merged.sort()
+        for position, ref in merged[:POSTINGS_MAX]:
+            if ref >= limit if ref >= 0 else -1 - ref >= below:
+                continue
+            scores[position] = scores.get(position, 0) + weight
+            shared.setdefault(position, []).append(key[2:])
+            refs[position] = ref
+    hits = sorted((p for p, s in scores.items() if s >= SCORE_NEEDED),
+                  key=lambda p: (-scores[p], p))
+    for position in hits[:most]:
+        ref = refs[position]
+        record = index.memory(ref) if ref >= 0 else delta.memory(-1 - ref)
+        record["why"] = sorted(shared[position])
         found.memories.append(record)

@@ -27,13 +27,21 @@ from governance.knowledge.settings import CATEGORIES
 from governance.project import governance_dir, open_private_db
 
 DB_NAME = "knowledge.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_TEXT = 2000
+# ``removals`` counts the memories removed or changed (by us or by any SQLite client): while it
+# holds, the memories the knowledge index was built from are all still there (knowledge.increment)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, digest TEXT NOT NULL UNIQUE,
     text TEXT NOT NULL, categories TEXT NOT NULL, confidence REAL NOT NULL,
     source TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS removals (n INTEGER NOT NULL);
+INSERT INTO removals SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM removals);
+CREATE TRIGGER IF NOT EXISTS memory_removed AFTER DELETE ON memories
+    BEGIN UPDATE removals SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS memory_changed AFTER UPDATE ON memories
+    BEGIN UPDATE removals SET n = n + 1; END;
 """
 
 
@@ -149,6 +157,53 @@ class MemoryStore:
         """The new memory's id, or None when the same text is already stored."""
         added, _ = self.add_many([(text, categories, confidence, source, None)])
         return added[0] if added else None
+
+    def snapshot(self) -> tuple[list[Memory], dict[str, Any]]:
+        """Every memory, and the store's mark as they were read (one read transaction)."""
+        self.db.execute("BEGIN")
+        try:
+            memories = list(self.all())
+            return memories, self.mark()
+        finally:
+            self.db.execute("COMMIT")
+
+    def mark(self) -> dict[str, Any]:
+        """What says that no memory up to now was removed or changed: the highest ``seq``, the id
+        stored under it and the count of removals (``knowledge.increment`` compares them)."""
+        removed = int(self.db.execute("SELECT n FROM removals").fetchone()[0])
+        row = self.db.execute("SELECT seq, id FROM memories ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is None:
+            return {"seq": 0, "last": "", "removed": removed}
+        return {"seq": int(row[0]), "last": row[1], "removed": removed}
+
+    def since(self, mark: dict[str, Any], seen: dict[str, Any] | None = None
+              ) -> tuple[list[Memory], bool, dict[str, Any]] | None:
+        """The memories added after ``mark`` (oldest first), or None when a memory was removed or
+        changed since. With ``seen`` (a later mark: those after ``mark`` already read), only those
+        after ``seen`` when it still holds (True), else all (False). Then the store's mark (the
+        next call's ``seen``). One read transaction."""
+        self.db.execute("BEGIN")
+        try:
+            now = self.mark()
+            if not self._holds(mark, now):
+                return None
+            again = seen is not None and self._holds(seen, now)
+            start = max(mark["seq"], seen["seq"]) if seen is not None and again else mark["seq"]
+            found = [_memory(row) for row in self.db.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE seq > ? ORDER BY seq", (start,))]
+            return found, again, now
+        finally:
+            self.db.execute("COMMIT")
+
+    def _holds(self, mark: dict[str, Any], now: dict[str, Any]) -> bool:
+        """Whether no memory was removed or changed since ``mark`` (two lookups, whatever the
+        store's size)."""
+        if mark.get("removed") != now["removed"]:
+            return False
+        if not mark["seq"]:
+            return True
+        row = self.db.execute("SELECT id FROM memories WHERE seq = ?", (mark["seq"],)).fetchone()
+        return row is not None and row[0] == mark["last"]
 
     def get(self, memory_id: str) -> Memory | None:
         row = self.db.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?",
