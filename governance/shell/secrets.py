@@ -74,7 +74,16 @@ def secret_file(an: Walk, value: str | None) -> str | None:
     if an.cwd and not value.startswith(("/", "~")):
         value = f"{an.cwd}/{value}"
     found = ask(value)
+    if not found and "*" in value:       # cat .env*, grep -r K --include='*.pem', ~/.ssh/*:
+        found = ask(stand_in(value))     # a name the glob stands for
     return str(found) if found else None
+
+
+def stand_in(glob: str) -> str:
+    """A name a ``*`` glob matches: the shortest (``.env*``: ``.env``; ``*.pem``: ``.pem``), or
+    one letter where that leaves no name (``~/.ssh/*``: ``~/.ssh/x``)."""
+    name = glob.replace("*", "")
+    return name if name.rsplit("/", 1)[-1] not in ("", ".") else glob.replace("*", "x")
 
 
 def home(field: str | None, raw: str) -> str | None:
