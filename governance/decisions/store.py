@@ -33,6 +33,7 @@ COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a ma
 MATCH_BUDGET = 1500   # a match scores at most about this many decisions: the rarest terms first
 RECENT_WINDOW = 20000  # when every term is common, only the newest decisions are matched
 FILTERED_WIDTH = 20    # with filters, the index's best limit x this are joined and filtered
+OPEN_TIMEOUT = 10.0    # seconds an open waits for another connection (SQLite's busy timeout)
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, agent_id TEXT NOT NULL,
@@ -114,12 +115,33 @@ def _row(row: Sequence[Any]) -> dict[str, Any]:
     return item
 
 
+def open_store(path: str, timeout: float = OPEN_TIMEOUT) -> sqlite3.Connection:
+    """The store's connection, waiting up to ``timeout`` for another connection that holds it.
+
+    ``PRAGMA journal_mode=WAL`` (run on every open) answers "database is locked" at once, without
+    SQLite's busy timeout, while another connection switches a new file to WAL or writes to it
+    before the switch: two threads opening a new store together made one of them fail. So a busy
+    open is retried, with a growing pause, until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        try:
+            return open_private_db(path, SCHEMA, SCHEMA_VERSION)
+        except sqlite3.OperationalError as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY,
+                                                                    sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class DecisionStore:
     """Record, review and query decisions in one SQLite file."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.db = open_private_db(path, SCHEMA, SCHEMA_VERSION)
+        self.db = open_store(path)
 
     @classmethod
     def for_project(cls, project_dir: str) -> DecisionStore:
@@ -149,38 +171,46 @@ class DecisionStore:
                     ) -> int:
         """Insert (id, agent_id, action, state, created_at) rows in one transaction."""
         cursor = self.db.cursor()
-        count = 0
         cursor.execute("BEGIN IMMEDIATE")
         try:
-            for decision_id, agent_id, action, state, created in rows:
-                tags = action["tags"]
-                reasons = action["reasons"]
-                cursor.execute(
-                    "INSERT INTO decisions (id, agent_id, description, category, stakes, "
-                    "confidence, reasons, tags, pattern, context, state, cycle, phase, work_item, "
-                    "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (decision_id, agent_id, action["description"], action["category"],
-                     action["stakes"], action["confidence"], json.dumps(reasons),
-                     json.dumps(tags), action["pattern"], json.dumps(action["context"]),
-                     state.get("state"), state.get("cycle"), state.get("phase"),
-                     state.get("work_item"), created))
-                seq = cursor.lastrowid
-                cursor.executemany("INSERT INTO decision_tags (tag, seq) VALUES (?, ?)",
-                                   [(tag, seq) for tag in tags])
-                cursor.execute(
-                    "INSERT INTO decisions_fts (rowid, description, reasons, tags, pattern) "
-                    "VALUES (?,?,?,?,?)",
-                    (seq, action["description"], " ".join(r["text"] for r in reasons),
-                     " ".join(tags), action["pattern"]))
-                cursor.executemany(
-                    "INSERT INTO decision_terms (term, docs) VALUES (?, 1) "
-                    "ON CONFLICT (term) DO UPDATE SET docs = docs + 1",
-                    [(word,) for word in words(decision_text(action))])
-                count += 1
+            count = self.insert_rows(cursor, rows)
             cursor.execute("COMMIT")
         except BaseException:
             cursor.execute("ROLLBACK")
             raise
+        return count
+
+    @staticmethod
+    def insert_rows(cursor: sqlite3.Cursor,
+                    rows: Iterable[tuple[str, str, dict[str, Any], dict[str, Any], float]]
+                    ) -> int:
+        """Insert rows inside the caller's transaction (see :meth:`insert_many`)."""
+        count = 0
+        for decision_id, agent_id, action, state, created in rows:
+            tags = action["tags"]
+            reasons = action["reasons"]
+            cursor.execute(
+                "INSERT INTO decisions (id, agent_id, description, category, stakes, "
+                "confidence, reasons, tags, pattern, context, state, cycle, phase, work_item, "
+                "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (decision_id, agent_id, action["description"], action["category"],
+                 action["stakes"], action["confidence"], json.dumps(reasons),
+                 json.dumps(tags), action["pattern"], json.dumps(action["context"]),
+                 state.get("state"), state.get("cycle"), state.get("phase"),
+                 state.get("work_item"), created))
+            seq = cursor.lastrowid
+            cursor.executemany("INSERT INTO decision_tags (tag, seq) VALUES (?, ?)",
+                               [(tag, seq) for tag in tags])
+            cursor.execute(
+                "INSERT INTO decisions_fts (rowid, description, reasons, tags, pattern) "
+                "VALUES (?,?,?,?,?)",
+                (seq, action["description"], " ".join(r["text"] for r in reasons),
+                 " ".join(tags), action["pattern"]))
+            cursor.executemany(
+                "INSERT INTO decision_terms (term, docs) VALUES (?, 1) "
+                "ON CONFLICT (term) DO UPDATE SET docs = docs + 1",
+                [(word,) for word in words(decision_text(action))])
+            count += 1
         return count
 
     def review(self, decision_id: str, outcome: str, note: str = "",

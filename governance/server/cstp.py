@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from governance.decisions.guardrails import check_guardrails, load_compiled, tim
 from governance.decisions.pre_action import current_state, pre_action, ranking_mode
 from governance.decisions.quality import complete
 from governance.decisions.store import DecisionStore, db_path
+from governance.decisions.writer import BatchWriter
 from governance.errors import ConfigError, GovernanceError
 from governance.ledger import chain
 from governance.project import governance_dir
@@ -330,7 +332,19 @@ def _action(action: Action) -> dict[str, Any]:
 
 class _Held(DecisionStore):
     """A worker thread's connection to the decision store, kept between calls (opening one
-    costs more than a small query): the methods' ``close`` leaves it open."""
+    costs more than a small query): the methods' ``close`` leaves it open. It reads itself and
+    records through the server's one :class:`BatchWriter`, which commits the decisions of
+    concurrent calls together and answers each once its batch is on disk."""
+
+    def __init__(self, path: str, writer: BatchWriter) -> None:
+        super().__init__(path)
+        self.writer = writer
+
+    def record(self, action: dict[str, Any], agent_id: str, state: dict[str, Any] | None = None,
+               now: float | None = None) -> dict[str, Any]:
+        found = self.get(self.writer.record(action, agent_id, state, now))
+        assert found is not None
+        return found
 
     def close(self) -> None:
         return None
@@ -350,12 +364,14 @@ def _identity(path: str) -> tuple[int, int] | None:
 class Service:
     """The CSTP methods of one project, with its rate limit and its audit. Calls may run on
     several worker threads at once: each keeps its own connection to the decision store (SQLite
-    in WAL mode: readers run in parallel, and a writer does not stop them)."""
+    in WAL mode: readers run in parallel, and a writer does not stop them); their decisions are
+    written by one :class:`BatchWriter`."""
 
     def __init__(self, project: str, limiter: RateLimiter) -> None:
         self.project = project
         self.limiter = limiter
         self._local = threading.local()
+        self.writer = BatchWriter(db_path(project))
         self.methods: dict[str, Callable[[Any, Identity], dict[str, Any]]] = {
             "cstp.preAction": self.pre_action,
             "cstp.checkGuardrails": self.check_guardrails,
@@ -365,6 +381,10 @@ class Service:
             "cstp.getCalibration": self.get_calibration,
             "cstp.getSessionContext": self.get_session_context,
         }
+
+    def close(self) -> None:
+        """Write the decisions still queued and stop the writer (the worker threads are done)."""
+        self.writer.close()
 
     def name(self) -> str:
         """The responding agent's id: ``settings.agent_name`` in guardrails.yaml, else the
@@ -445,8 +465,12 @@ class Service:
 
     def pre_action(self, params: PreAction, who: Identity) -> dict[str, Any]:
         options = params.options.model_dump() if params.options else None
+        try:
+            store: DecisionStore | None = self._store()
+        except sqlite3.Error:   # pre_action opens it again, under the deployment's fail mode
+            store = None
         result = pre_action(self.project, who.agent, _action(params.action), options,
-                            store=self._store())
+                            store=store)
         return {**result, "agent": self.name(), "requesting_agent": who.agent}
 
     def _store(self) -> DecisionStore:
@@ -456,7 +480,7 @@ class Service:
         if held is None or held[1] != _identity(path):
             if held is not None:
                 held[0].shut()
-            store = _Held(path)
+            store = _Held(path, self.writer)
             held = self._local.store = (store, _identity(path))
         return held[0]
 

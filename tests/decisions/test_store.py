@@ -122,3 +122,34 @@ def test_common_terms_do_not_drive_large_matches(store: DecisionStore) -> None:
 def test_query_terms() -> None:
     assert query_terms("The Redis cache, the redis_cache and café!") == [
         "redis", "cache", "café"]
+
+
+def test_an_open_waits_for_another_connection_switching_to_wal(tmp_path: Path) -> None:
+    """``PRAGMA journal_mode=WAL`` answers "database is locked" at once, skipping the busy
+    timeout, while another connection writes to a file not yet in WAL: two server threads that
+    opened a new store together made one call fail (-32603). The open now waits."""
+    path = tmp_path / "decisions.db"
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("CREATE TABLE first_writer (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO first_writer VALUES (1)")
+    counted: list[int | BaseException] = []
+    import threading
+
+    def open_and_count() -> None:
+        try:
+            store = DecisionStore(str(path))
+        except sqlite3.Error as exc:
+            counted.append(exc)
+            return
+        counted.append(store.count())
+        store.close()
+
+    thread = threading.Thread(target=open_and_count)
+    thread.start()
+    time.sleep(0.3)
+    assert not counted                      # waiting, not failed
+    other.execute("COMMIT")
+    other.close()
+    thread.join(10)
+    assert counted == [0]

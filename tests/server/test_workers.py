@@ -12,6 +12,7 @@ from pathlib import Path
 from governance.decisions.store import db_path
 from governance.server.app import _quick
 from governance.server.cstp import Service
+from governance.server.protocol import Call
 from governance.server.ratelimit import RateLimiter
 from tests.server.conftest import Served
 
@@ -38,6 +39,23 @@ def test_each_thread_keeps_one_connection_until_the_file_is_replaced(project: Pa
     path = db_path(str(project))
     os.replace(path, path + ".old")
     assert service._store() is not first
+
+
+def test_decisions_of_parallel_calls_go_through_the_one_writer(project: Path) -> None:
+    (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
+    service = Service(str(project), RateLimiter(0, 1))
+    action = {"description": "Cache the session lookups", "category": "architecture",
+              "stakes": "low", "confidence": 0.8, "tags": ["cache"], "pattern": "read-through"}
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda k: service.run(
+            Call("cstp.preAction", {"action": action, "agent_id": f"a{k}"}, k), "bearer:t"),
+            range(8)))
+    service.close()
+    ids = {a["decision_id"] for a in answers}
+    assert len(ids) == 8 and None not in ids, answers
+    assert service.writer.written == 8 and 1 <= service.writer.batches <= 8
+    store = service._store()
+    assert store.count() == 8 and all(store.get(i) for i in ids)
 
 
 def test_calls_are_answered_in_parallel(served: Served) -> None:
