@@ -44,7 +44,9 @@ class _Pending:
         self.error: BaseException | None = None
 
 
-def _identity(path: str) -> tuple[int, int] | None:
+def identity(path: str) -> tuple[int, int] | None:
+    """The store file's device and inode (None when it is gone): a store replaced under a kept
+    connection is opened again."""
     try:
         info = os.stat(path)
     except OSError:
@@ -117,14 +119,14 @@ class BatchWriter:
 
     def _connection(self) -> DecisionStore:
         """The writer's connection, opened again when the file was replaced."""
-        current = _identity(self.path)
+        current = identity(self.path)
         if self._store is None or current is None or current != self._store_id:
             if self._store is not None:
                 self._store.close()
                 self._store = None
             store = DecisionStore(self.path)
             store.db.execute("PRAGMA synchronous=FULL")   # a commit is on disk when answered
-            self._store, self._store_id = store, _identity(self.path)
+            self._store, self._store_id = store, identity(self.path)
         return self._store
 
     def _write(self, batch: list[_Pending]) -> None:

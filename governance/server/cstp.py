@@ -34,7 +34,7 @@ from governance.decisions.guardrails import check_guardrails, load_compiled, tim
 from governance.decisions.pre_action import current_state, pre_action, ranking_mode
 from governance.decisions.quality import complete
 from governance.decisions.store import DecisionStore, db_path
-from governance.decisions.writer import BatchWriter
+from governance.decisions.writer import BatchWriter, identity
 from governance.errors import ConfigError, GovernanceError
 from governance.ledger import chain
 from governance.project import governance_dir
@@ -353,14 +353,6 @@ class _Held(DecisionStore):
         self.db.close()
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
-
-
 class Service:
     """The CSTP methods of one project, with its rate limit and its audit. Calls may run on
     several worker threads at once: each keeps its own connection to the decision store (SQLite
@@ -477,11 +469,11 @@ class Service:
         """This thread's connection, opened again when the database file was replaced."""
         path = db_path(self.project)
         held: tuple[_Held, tuple[int, int] | None] | None = getattr(self._local, "store", None)
-        if held is None or held[1] != _identity(path):
+        if held is None or held[1] != identity(path):
             if held is not None:
                 held[0].shut()
             store = _Held(path, self.writer)
-            held = self._local.store = (store, _identity(path))
+            held = self._local.store = (store, identity(path))
         return held[0]
 
     def query_decisions(self, params: QueryDecisions, who: Identity) -> dict[str, Any]:

@@ -12,18 +12,10 @@ from typing import Any
 
 import pytest
 
-from governance.decisions import fields
 from governance.decisions.store import DecisionStore
 from governance.decisions.writer import BatchWriter
 from governance.errors import GovernanceError
-
-
-def act(description: str, **overrides: Any) -> dict[str, Any]:
-    raw: dict[str, Any] = {"description": description, "category": "architecture",
-                           "stakes": "medium", "confidence": 0.7, "tags": ["general"],
-                           "pattern": "default pattern"}
-    raw.update(overrides)
-    return fields.action(raw)
+from tests.decisions.test_store import act
 
 
 @pytest.fixture
