@@ -174,10 +174,13 @@ def test_without_root_it_names_the_command_to_run(root: ManagedRoot, tmp_path: P
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("running the CLI as another user needs root and setpriv")
     probe = root.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                      sys.executable, "-c", "import governance.commands"],
+                      sys.executable, "-c", "import governance.commands, governance; "
+                      "print(governance.__file__)"],
                      env={**os.environ, "PYTHONPATH": str(REPO)}, cwd="/")
-    if probe.returncode != 0:   # a checkout in a folder only root may enter (a CI clone)
-        pytest.skip(f"uid 65534 cannot import this checkout ({probe.stderr.strip()[-200:]})")
+    if probe.returncode != 0 or not probe.stdout.strip().startswith(str(REPO)):
+        # a checkout in a folder only root may enter (a CI clone)
+        pytest.skip(f"uid 65534 cannot import this checkout "
+                    f"({(probe.stderr or probe.stdout).strip()[-200:]})")
     done = governance(root, "install", "--managed", "--managed-only", user=65534)
     assert done.returncode == 1, done.stdout + done.stderr
     launch = REPO / "hooks" / "launch.py"
