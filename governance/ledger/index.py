@@ -23,6 +23,8 @@ from array import array
 from collections.abc import Iterator
 from hashlib import sha256
 
+from governance.project import replace_file
+
 MAGIC = b"GLIDX\x00\x00\x01"
 _HEADER = struct.Struct("<8sQQQQQ")
 _ENTRY = 16
@@ -109,19 +111,9 @@ def build(segment: str) -> bool:
         table.append(item & mask)
     if sys.byteorder != "little":       # pragma: no cover
         table.byteswap()
-    target = path_for(segment)
-    temporary = f"{target}.{os.getpid()}.tmp"
     try:
-        with open(temporary, "wb") as out:
-            out.write(_HEADER.pack(MAGIC, *before, len(found)))
-            out.write(table.tobytes())
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, target)
+        replace_file(path_for(segment), _HEADER.pack(MAGIC, *before, len(found)) + table.tobytes())
     except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
         return False
     return True
 
