@@ -198,7 +198,7 @@ def _project(root: Path, decisions: int, cache: Path | None = None, *, sandbox: 
 K6_PARALLEL = """
 import http from 'k6/http';
 import {check} from 'k6';
-const pre = open(__ENV.PRE_FILE);
+const pres = JSON.parse(open(__ENV.PRE_FILE)).map((body) => JSON.stringify(body));
 const guard = open(__ENV.GUARD_FILE);
 export const options = {
   scenarios: {
@@ -220,25 +220,40 @@ const params = {headers: {'Authorization': 'Bearer ' + __ENV.TOKEN,
 function answered(res) {
   return check(res, {'a result': (r) => r.status === 200 && r.body.indexOf('"result"') >= 0});
 }
-export function preAction() { answered(http.post(__ENV.URL, pre, params)); }
+export function preAction() {
+  answered(http.post(__ENV.URL, pres[Math.floor(Math.random() * pres.length)], params));
+}
 export function checkGuardrails() { answered(http.post(__ENV.URL, guard, params)); }
 """
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (all its threads) so far."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process (all its threads) and of its live children (the
+    server's worker processes) so far."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                children.update(int(child) for child in handle.read().split())
+    except OSError:
+        pass
+    return total + sum(_cpu_seconds(child) for child in children)
 
 
-def cstp_load(url: str, token: str, pre: bytes, guard: bytes, seconds: float, clients: int,
-              work: Path, server_pid: int) -> dict[str, Any]:
-    """``clients`` k6 clients send preAction back to back while checkGuardrails arrives at
-    20/s; each case's rate and latency, unanswered calls, and the CPU of the server and of k6."""
+def cstp_load(url: str, token: str, pre: list[bytes], guard: bytes, seconds: float,
+              clients: int, work: Path, server_pid: int) -> dict[str, Any]:
+    """``clients`` k6 clients send preAction back to back (each call one of the ``pre`` bodies,
+    at random) while checkGuardrails arrives at 20/s; each case's rate and latency, unanswered
+    calls, and the CPU of the server (its worker processes included) and of k6."""
     import resource
 
-    (work / "pre.json").write_bytes(pre)
+    (work / "pre.json").write_text("[" + ",".join(body.decode() for body in pre) + "]")
     (work / "guard.json").write_bytes(guard)
     (work / "parallel.js").write_text(K6_PARALLEL)
     summary = work / "summary.json"
@@ -292,7 +307,7 @@ def run_cstp_load(args: argparse.Namespace) -> int:
             try:
                 url = f"http://127.0.0.1:{port}/cstp"
                 load(url, token, case["cstp.preAction"], 2, 20, 2, work)        # warm up
-                found = cstp_load(url, token, case["cstp.preAction"],
+                found = cstp_load(url, token, pre_actions(PRE_ACTIONS),
                                   case["cstp.checkGuardrails"], args.seconds, args.clients,
                                   work, child.pid)
             finally:
@@ -355,6 +370,28 @@ def bodies(project: Path) -> dict[str, bytes]:
             "jsonrpc": "2.0", "method": "cstp.preAction", "id": 1,
             "params": {"action": action, "agent": {"id": "bench"}}}).encode(),
     }
+
+
+PRE_ACTIONS = 64   # distinct preAction bodies of --cstp-load: agents do not ask the same thing
+
+
+def pre_actions(count: int) -> list[bytes]:
+    """``count`` preAction requests, each with its own words from the stored decisions'
+    vocabulary (so each recalls its own candidates, and what the load records is as varied)."""
+    from governance.bench.decisions import _sentence, _vocabulary
+
+    rng = random.Random(11)
+    vocabulary = _vocabulary(rng)
+    found = []
+    for index in range(count):
+        action = {"description": f"Plan {index}: {_sentence(rng, vocabulary, 8)}",
+                  "category": "architecture", "stakes": "medium", "confidence": 0.8,
+                  "tags": ["database", "sessions"], "pattern": "expand-contract migration",
+                  "context": {"affects_production": False}}
+        found.append(json.dumps({"jsonrpc": "2.0", "method": "cstp.preAction", "id": index,
+                                 "params": {"action": action,
+                                            "agent": {"id": "bench"}}}).encode())
+    return found
 
 
 PATHS = {"PreToolUse hook": "/hooks/PreToolUse", "cstp.checkGuardrails": "/cstp",

@@ -11,10 +11,10 @@ given time, sends it a mixed load from several threads:
 - slow clients: headers that trickle in, a body that never finishes, connections opened and left.
 
 It checks as it goes: no answer is 5xx, no request without the token gets anything but 401, and
-the server stays up. Every minute it prints the server's RSS and what was sent. At the end it
-stops the server with SIGTERM (exit 0 expected) and verifies the ledger. Exits 1 on any failed
-check, or when the RSS grew by more than 25 % from the first minute to the last. Loopback only,
-bounded in time; not part of CI (``just soak``).
+the server stays up. Every minute it prints the server's RSS (its worker processes included)
+and what was sent. At the end it stops the server with SIGTERM (exit 0 expected) and verifies
+the ledger. Exits 1 on any failed check, or when the RSS grew by more than 25 % from the first
+minute to the last. Loopback only, bounded in time; not part of CI (``just soak``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import random
 import socket
 import subprocess
@@ -208,11 +209,20 @@ def _worker(soak: Soak, seed: int, pick: Callable[[Soak, random.Random], None],
 
 
 def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """The resident memory of ``pid`` and of its live children (the server's CSTP worker
+    processes), in KiB."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    total = int(line.split()[1])
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                total += sum(rss_kib(int(child)) for child in fh.read().split())
+    except OSError:
+        pass
+    return total
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,7 +31,9 @@ BM25_WEIGHTS = (1.0, 0.5, 1.0, 1.0)  # description, reasons, tags, pattern
 COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
 COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a match
 MATCH_BUDGET = 1500   # a match scores at most about this many decisions: the rarest terms first
-RECENT_WINDOW = 20000  # when every term is common, only the newest decisions are matched
+RECENT_WINDOW = 20000  # a store larger than this, whose rarest query term is over the budget,
+RECENT_TERMS = 3       # is matched on its rarest few terms, newest first, to
+RECENT_BUDGET = 500    # this many matches
 FILTERED_WIDTH = 20    # with filters, the index's best limit x this are joined and filtered
 OPEN_TIMEOUT = 10.0    # seconds an open waits for another connection (SQLite's busy timeout)
 SCHEMA = """
@@ -320,18 +322,21 @@ class DecisionStore:
         # The full-text index ranks its matches alone, to a limit; only those rows are joined
         # with the decisions (and filtered). Filters that leave too few rows widen it once.
         inner = (f"SELECT rowid AS seq, bm25(decisions_fts, {weights}) AS score "
-                 f"FROM decisions_fts WHERE decisions_fts MATCH ?"
-                 + (" AND rowid > ?" if recent else "") + " ORDER BY score LIMIT ?")
+                 f"FROM decisions_fts WHERE decisions_fts MATCH ? ORDER BY score LIMIT ?")
+        if recent:   # the newest matches only (the index stops after them), then by score
+            inner = (f"SELECT seq, score FROM (SELECT rowid AS seq, bm25(decisions_fts, "
+                     f"{weights}) AS score FROM decisions_fts WHERE decisions_fts MATCH ? "
+                     f"AND rowid > {int(total - RECENT_WINDOW)} ORDER BY rowid DESC "
+                     f"LIMIT {RECENT_BUDGET}) ORDER BY score LIMIT ?")
         sql = (f"SELECT {SELECT}, d.seq, hits.score FROM ({inner}) AS hits "
                f"JOIN decisions d ON d.seq = hits.seq"
                + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY hits.score LIMIT ?")
         match = " OR ".join(f'"{term}"' for term in selective)
-        bound = [total - RECENT_WINDOW] if recent else []
         ranked = limit if not where else max(limit * FILTERED_WIDTH, 200)
-        rows = self.db.execute(sql, [match, *bound, ranked, *params, limit]).fetchall()
+        rows = self.db.execute(sql, [match, ranked, *params, limit]).fetchall()
         if where and len(rows) < limit:
-            rows = self.db.execute(sql, [match, *bound, -1, *params, limit]).fetchall()
+            rows = self.db.execute(sql, [match, -1, *params, limit]).fetchall()
         # An always-positive IDF per query term: log(1 + (N - n + 0.5) / (n + 0.5)).
         weights_by_term = {term: math.log(1 + (total - count + 0.5) / (count + 0.5))
                            for term, count in docs.items()}
@@ -354,22 +359,26 @@ class DecisionStore:
         Rarest first, a term is taken while the decisions the match would score stay within
         :data:`MATCH_BUDGET` (the rarest always); a term in more than :data:`COMMON_SHARE` of a
         large store is never taken (it still counts in ``similarity``). When even the rarest term
-        is held by more than the budget, only the newest :data:`RECENT_WINDOW` decisions are
-        matched, and terms are taken by their expected share of them. So the work of a query
-        (BM25 scores each matched decision) is bounded whatever the store's size."""
+        is held by more than the budget in a store over :data:`RECENT_WINDOW`, the match takes
+        the :data:`RECENT_TERMS` rarest terms among the newest :data:`RECENT_WINDOW` decisions
+        and scores at most its newest :data:`RECENT_BUDGET` matches (the full-text index hands
+        them over newest first and stops there: no guess of how a term's decisions spread over
+        time, which a burst of alike decisions defeats). So
+        the work of a query (BM25 scores each matched decision) is bounded whatever the store's
+        size."""
         cutoff = max(COMMON_MIN, COMMON_SHARE * total)
         rarest = sorted(present, key=lambda term: (docs[term], term))
-        recent = docs[rarest[0]] > MATCH_BUDGET and total > RECENT_WINDOW
-        share = RECENT_WINDOW / total if recent else 1.0   # expected share of a term's decisions
+        if docs[rarest[0]] > MATCH_BUDGET and total > RECENT_WINDOW:
+            taken = [term for term in rarest if docs[term] <= cutoff][:RECENT_TERMS]
+            return [t for t in present if t in taken] or rarest[:1], True
         chosen: list[str] = []
-        spent = 0.0
+        spent = 0
         for term in rarest:
-            cost = docs[term] * share
-            if docs[term] > cutoff or (chosen and spent + cost > MATCH_BUDGET):
+            if docs[term] > cutoff or (chosen and spent + docs[term] > MATCH_BUDGET):
                 break
             chosen.append(term)
-            spent += cost
-        return [t for t in present if t in chosen] or rarest[:1], recent
+            spent += docs[term]
+        return [t for t in present if t in chosen] or rarest[:1], False
 
     def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
                     ) -> list[dict[str, Any]]:

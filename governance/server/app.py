@@ -8,9 +8,9 @@ body takes to arrive (a slow client holds up nobody: bodies are read asynchronou
 
 A hook decision runs on the event loop itself, in arrival order: it takes well under a
 millisecond, and handing it to a thread would cost more in waits for the interpreter lock. CSTP
-calls, which can take milliseconds against a large decision store, run on worker threads: a pool
-for the calls that read and write the decision store, and a pool of their own for the guardrail
-checks, which never queue behind a slow recall.
+calls, which can take milliseconds against a large decision store, run in worker processes of
+their own (:mod:`governance.server.workers`), so recalls use every core; the guardrail checks
+run on threads of the server's own process, beside the recalls, never behind them.
 
 A hook call runs the very functions the command hooks run (``governance.hook.run``,
 ``governance.session.briefing``) on the request body, so both transports give the same answer.
@@ -23,6 +23,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from governance.server import credential, protocol
 from governance.server.cstp import Service, credential_key
 from governance.server.hooks import HOOKS, hook_answer
 from governance.server.ratelimit import RateLimiter
+from governance.server.workers import WORKERS, Workers, answer
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -55,6 +57,7 @@ class Settings:
     body_timeout: float = 10.0
     rate: float = 20.0                 # CSTP calls per second per agent
     burst: int = 60
+    workers: int = WORKERS             # CSTP worker processes; 0: threads of this process
     hosts: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -90,12 +93,10 @@ def version() -> str:
         return "unknown"
 
 
-# Calls that read or write the decision store, in parallel. Two, not four: on 2 cores, four
-# workers gave the same preAction rate (the interpreter lock bounds it) and doubled the guardrail
-# checks' wait for that lock (p99 35 ms against 17 ms beside 4 preAction clients, 1,000,000
-# decisions; `python -m governance.bench.server --cstp-load`).
+# Threads for the calls that read or write the decision store when the server runs without
+# worker processes (Settings.workers = 0).
 CSTP_WORKERS = 2
-QUICK_WORKERS = 2  # guardrail checks, apart
+QUICK_WORKERS = 2  # guardrail checks, and bodies the rate limit refuses
 QUICK_METHODS = (b"cstp.checkGuardrails",)
 
 
@@ -110,6 +111,23 @@ def _quick(body: bytes) -> bool:
     return isinstance(found, dict) and str(found.get("method", "")).encode() in QUICK_METHODS
 
 
+def _calls(body: bytes) -> int:
+    """How many calls a JSON-RPC body holds (0 when it does not parse)."""
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return 0
+    if isinstance(found, dict):
+        return 1
+    return len(found) if isinstance(found, list) else 0
+
+
+def _stopped(call: protocol.Call) -> Any:
+    raise protocol.RpcError(protocol.INTERNAL_ERROR,
+                            "the worker process answering this call stopped before it answered "
+                            "(errors.log says why); the workers are started again: retry the call")
+
+
 class App:
     """The ASGI application of one project's server."""
 
@@ -117,6 +135,7 @@ class App:
         self.settings = settings
         self.started = time.time()
         self.service = Service(settings.project, RateLimiter(settings.rate, settings.burst))
+        self.workers = Workers(settings.project, settings.workers) if settings.workers else None
         self.cstp_worker = ThreadPoolExecutor(CSTP_WORKERS, thread_name_prefix="governance-cstp")
         self.cstp_quick = ThreadPoolExecutor(QUICK_WORKERS,
                                              thread_name_prefix="governance-cstp-quick")
@@ -146,9 +165,13 @@ class App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.workers is not None:
+                    self.workers.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                self.cstp_worker.shutdown(wait=True)   # calls under way finish and are recorded
+                if self.workers is not None:    # calls under way finish and are recorded
+                    self.workers.close()
+                self.cstp_worker.shutdown(wait=True)
                 self.cstp_quick.shutdown(wait=True)
                 self.service.close()
                 await send({"type": "lifespan.shutdown.complete"})
@@ -236,26 +259,26 @@ class App:
             raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
         body = await self._body(headers, receive, self.settings.max_body)
         loop = asyncio.get_running_loop()
-        pool = self.cstp_quick if _quick(body) else self.cstp_worker
-        answer = await loop.run_in_executor(pool, self._answer_cstp, body, who)
-        return (200, answer, []) if answer is not None else (204, b"", [])
-
-    def _answer_cstp(self, body: bytes, who: str) -> bytes | None:
-        """``who`` is the caller's credential (see :func:`credential_key`): the rate limit keys
-        on it, never on the agent a call declares."""
-        def run(call: protocol.Call) -> Any:
+        if self.workers is not None and not _quick(body) and self._admitted(body, who):
             try:
-                return self.service.run(call, who)
-            except protocol.RpcError:
-                raise
-            except Exception as exc:
-                log = chain.log_error(governance_dir(self.settings.project),
-                                      f"cstp {call.method}: {type(exc).__name__}: {exc}")
-                raise protocol.RpcError(protocol.INTERNAL_ERROR,
-                                        f"internal error ({type(exc).__name__})",
-                                        {"log": log} if log else None) from None
+                answer_ = await asyncio.wrap_future(self.workers.submit(body, who))
+            except BrokenProcessPool as exc:
+                self.workers.failed(exc)
+                answer_ = protocol.answer(body, _stopped)
+        else:
+            pool = self.cstp_quick if self.workers is not None or _quick(body) \
+                else self.cstp_worker
+            answer_ = await loop.run_in_executor(pool, answer, self.service, body, who)
+        return (200, answer_, []) if answer_ is not None else (204, b"", [])
 
-        return protocol.answer(body, run)
+    def _admitted(self, body: bytes, who: str) -> bool:
+        """Whether the rate limit lets every call of ``body`` through now (their tokens are
+        spent); a body it refuses, or that does not parse, is answered in this process, which
+        says why call by call."""
+        if self.service.limiter.rate <= 0:
+            return True
+        calls = _calls(body)
+        return calls > 0 and self.service.limiter.take(who, calls) == 0.0
 
     async def _hook(self, event: str, method: str, scope: Scope, headers: dict[bytes, bytes],
                     receive: Receive) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:

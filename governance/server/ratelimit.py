@@ -2,8 +2,9 @@
 the peer address when there is no token; never the agent a call declares, which a caller can vary
 at will), refilled continuously.
 
-The server is one process, so the buckets live in it; the table is bounded (the least recently
-seen keys are dropped first), so many peers cannot grow memory.
+The buckets live in the server's own process (its CSTP worker processes take no tokens of their
+own); the table is bounded (the least recently seen keys are dropped first), so many peers cannot
+grow memory.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ class RateLimiter:
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def take(self, agent: str) -> float:
-        """0.0 when the caller keyed ``agent`` (its credential) may make a call now (one token is
-        spent); otherwise the seconds until it may."""
+    def take(self, agent: str, calls: int = 1) -> float:
+        """0.0 when the caller keyed ``agent`` (its credential) may make ``calls`` calls now (as
+        many tokens are spent); otherwise the seconds until it may (nothing is spent)."""
         if self.rate <= 0:
             return 0.0
         now = float(self._clock())
@@ -35,10 +36,11 @@ class RateLimiter:
             tokens, seen = self._buckets.pop(agent, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - seen) * self.rate)
             wait = 0.0
-            if tokens >= 1.0:
-                tokens -= 1.0
+            need = float(max(1, calls))
+            if tokens >= need:
+                tokens -= need
             else:
-                wait = (1.0 - tokens) / self.rate
+                wait = (need - tokens) / self.rate   # over the burst: never at once
             self._buckets[agent] = (tokens, now)
             while len(self._buckets) > MAX_AGENTS:
                 self._buckets.popitem(last=False)

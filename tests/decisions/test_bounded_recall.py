@@ -86,3 +86,28 @@ def test_a_common_only_query_matches_among_the_newest(tmp_path: Path) -> None:
     finally:
         store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = budget, window
         store.close()
+
+
+def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(tmp_path: Path) -> None:
+    """The newest decisions all hold the query's words (an agent asked the same thing many
+    times): the match scores at most RECENT_BUDGET of them, newest first, whatever their
+    number."""
+    store = DecisionStore(str(tmp_path / "decisions.db"))
+    saved = (store_module.MATCH_BUDGET, store_module.RECENT_WINDOW, store_module.RECENT_BUDGET)
+    try:
+        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = 50, 100
+        store_module.RECENT_BUDGET = 30
+        store.insert_many([(f"dec-{k:08x}", "a", _action([f"w{k}", "filler"]), {},
+                            1_700_000_000.0 + k) for k in range(300)])
+        store.insert_many([(f"dec-{k:08x}", "a", _action(["gamma", "delta", f"w{k}"]), {},
+                            1_700_000_000.0 + k) for k in range(300, 700)])
+        total, docs = store.doc_counts(["gamma", "delta"])
+        chosen, recent = store.match_terms(["gamma", "delta"], docs, total)
+        assert recent and set(chosen) <= {"gamma", "delta"}
+        found = store.query("gamma delta", limit=50)
+        assert len(found) == 30                       # the budget, not the 400 that match
+        assert all(int(item["id"][4:], 16) >= 670 for item in found)
+    finally:
+        (store_module.MATCH_BUDGET, store_module.RECENT_WINDOW,
+         store_module.RECENT_BUDGET) = saved
+        store.close()

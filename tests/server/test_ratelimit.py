@@ -83,3 +83,11 @@ def test_a_caller_varying_its_declared_id_is_limited_all_the_same(tmp_path: obje
     assert codes == [None, None, -32002, -32002]
     other_peer = service.run(Call("cstp.getCalibration", {}, 9), "peer:127.0.0.2")
     assert other_peer["agent"] == "peer:127.0.0.2"   # no declared agent: the credential
+
+
+def test_a_body_of_several_calls_takes_as_many_tokens_or_none() -> None:
+    limiter = RateLimiter(rate=1.0, burst=5, clock=lambda: 100.0)
+    assert limiter.take("k", 3) == 0.0
+    assert limiter.take("k", 3) > 0          # two left: refused, and nothing spent
+    assert limiter.take("k", 2) == 0.0
+    assert limiter.take("other", 6) > 0      # over the burst: never at once

@@ -78,3 +78,88 @@ def test_calls_are_answered_in_parallel(served: Served) -> None:
     assert len(answers) == 4
     refused = [a for a in answers if not (isinstance(a, dict) and "result" in a)]
     assert not refused, refused        # the answers that came back without a result, whole
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+            found.update(int(child) for child in handle.read().split())
+    return found
+
+
+def _pre_action(served: Served, k: int) -> dict[str, object]:
+    action = {"description": f"Shard the orders table by tenant {k}", "category": "architecture",
+              "stakes": "medium", "confidence": 0.7, "tags": ["db"], "pattern": "sharding"}
+    answer = served.rpc({"jsonrpc": "2.0", "id": k, "method": "cstp.preAction",
+                         "params": {"action": action, "agent": {"id": "w"}}})
+    assert isinstance(answer, dict)
+    return answer
+
+
+def test_recalls_run_in_worker_processes_which_come_back_when_killed(served: Served) -> None:
+    import signal
+    import time
+
+    first = _pre_action(served, 1)
+    assert first["result"]["decision_id"]           # type: ignore[index]
+    workers = _children(served.process.pid)
+    assert workers, "the server started no worker process"
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    again = _pre_action(served, 2)                  # the pool is started again for this call
+    assert again["result"]["decision_id"], again    # type: ignore[index]
+    assert _children(served.process.pid).isdisjoint(workers)
+    store_ids = {first["result"]["decision_id"], again["result"]["decision_id"]}  # type: ignore[index]
+    from governance.decisions.store import DecisionStore
+
+    store = DecisionStore(db_path(str(served.project)))
+    try:
+        assert all(store.get(str(i)) for i in store_ids)
+    finally:
+        store.close()
+
+
+def test_a_batch_over_the_burst_is_refused_call_by_call_in_the_server(served: Served) -> None:
+    call = {"jsonrpc": "2.0", "method": "cstp.getCalibration", "params": {}}
+    got = served.rpc([{**call, "id": i} for i in range(7)])     # burst 5
+    codes = [r.get("error", {}).get("code") for r in got]
+    assert codes == [None] * 5 + [-32002] * 2
+
+
+def _record_many(path: str, agent: str, count: int) -> None:
+    from governance.decisions.writer import BatchWriter
+
+    writer = BatchWriter(path)
+    try:
+        for k in range(count):
+            writer.record({"description": f"{agent} decision {k}", "category": "tooling",
+                           "stakes": "low", "confidence": 0.5, "tags": [], "pattern": "",
+                           "reasons": [], "context": {}}, agent)
+    finally:
+        writer.close()
+
+
+def test_writers_of_two_processes_take_turns_and_lose_nothing(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from governance.decisions.store import DecisionStore
+
+    path = str(tmp_path / "decisions.db")
+    DecisionStore(path).close()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_record_many, args=(path, f"p{k}", 60)) for k in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    store = DecisionStore(path)
+    try:
+        assert store.count() == 120
+        assert {a for (a,) in store.db.execute("SELECT DISTINCT agent_id FROM decisions")} == \
+            {"p0", "p1"}
+    finally:
+        store.close()
+    assert os.stat(path + ".write.lock").st_mode & 0o777 == 0o600
