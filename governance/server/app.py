@@ -112,10 +112,11 @@ def _quick(body: bytes) -> bool:
 
 
 def _calls(body: bytes) -> int:
-    """How many calls a JSON-RPC body holds (0 when it does not parse)."""
+    """How many calls a JSON-RPC body holds (0 when it does not parse: the server's own
+    process then says why)."""
     try:
         found = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):   # UnicodeDecodeError is a ValueError
         return 0
     if isinstance(found, dict):
         return 1

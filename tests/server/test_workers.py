@@ -163,3 +163,10 @@ def test_writers_of_two_processes_take_turns_and_lose_nothing(tmp_path: Path) ->
     finally:
         store.close()
     assert os.stat(path + ".write.lock").st_mode & 0o777 == 0o600
+
+
+def test_bodies_that_do_not_parse_are_answered_by_the_server_itself(served: Served) -> None:
+    for body in (b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe", b"{not json", b"[]"):
+        status, _, answer = served.request("POST", "/cstp", body)
+        assert status == 200, (status, answer)
+        assert json.loads(answer)["error"]["code"] in (-32700, -32600)
