@@ -438,6 +438,9 @@ class IndexedTable:
     def __len__(self) -> int:
         return len(self.keys())
 
+    def __bool__(self) -> bool:   # `table or {}` without listing every key
+        return bool(self.decoded) or any(line for line in self.index.split("\n", 2)[:2])
+
     def items(self) -> list[tuple[str, Any]]:
         return [(key, self[key]) for key in self.keys()]
 

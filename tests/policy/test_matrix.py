@@ -188,3 +188,13 @@ def test_a_process_that_decides_many_calls_reads_a_compiled_cache_once(
     assert back["config_hash"] == first["config_hash"]
     assert back["decide"]["DO"]["web-fetch"][0] != "allow"
     assert any(n.startswith("matrix-") for n in os.listdir(override.parent / ".cache"))
+
+
+def test_an_indexed_table_is_true_when_it_holds_an_entry_without_decoding_it() -> None:
+    from governance.policy.matrix import IndexedTable
+
+    blob = memoryview(b"")
+    assert not IndexedTable("", {}, blob)
+    held = IndexedTable("\ncurl\t0\t0", {}, blob)
+    assert held and not held.decoded          # `table or {}` decodes nothing
+    assert IndexedTable("", {"wget": 1}, blob)
