@@ -46,7 +46,7 @@ lint: setup
 ci: setup lint
     {{quote(py)}} -m pytest
 
-# hook cost against a bare interpreter (exits 1 when a target is missed), then ledger and decisions
+# hook cost against a bare interpreter (exits 1 when a target is missed), then ledger, decisions, report
 bench: setup
     #!/usr/bin/env bash
     set -uo pipefail
@@ -56,6 +56,7 @@ bench: setup
     {{quote(py)}} -m governance.bench.decisions || status=$?
     {{quote(py)}} -m governance.bench.knowledge || status=$?
     {{quote(py)}} -m governance.bench.intents || status=$?
+    {{quote(py)}} -m governance.bench.report || status=$?
     {{quote(py)}} -m pip install -q --disable-pip-version-check ".[load]" \
         && {{quote(py)}} -m governance.bench.server || status=$?
     exit $status

@@ -61,3 +61,7 @@ class InstallError(GovernanceError):
 
 class LedgerError(GovernanceError):
     """The audit ledger cannot be written or does not verify."""
+
+
+class TelemetryError(GovernanceError):
+    """The ledger's records cannot be sent to the OpenTelemetry collector (``governance.telemetry``)."""

@@ -29,7 +29,11 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GOVERNANCE_ANCHOR_DIR", str(home / ".claude" / "governance" / "anchors"))
     monkeypatch.setenv("GOVERNANCE_MANAGED_SETTINGS", str(home / "managed-settings.json"))
-    for name in ("CLAUDE_PROJECT_DIR", "GOVERNANCE_ON_ERROR", "GOVERNANCE_DEFAULT_MATRIX"):
+    # The OTLP endpoints: a server a test starts never exports to this machine's collector.
+    # A team database in this shell's environment never takes the place of a test's SQLite file.
+    for name in ("CLAUDE_PROJECT_DIR", "GOVERNANCE_ON_ERROR", "GOVERNANCE_DEFAULT_MATRIX",
+                 "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+                 "GOVERNANCE_DATABASE_URL", "GOVERNANCE_PROJECT_ID"):
         monkeypatch.delenv(name, raising=False)
     yield
 

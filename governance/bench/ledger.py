@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from hashlib import sha256
 from typing import Any
 
@@ -50,15 +50,18 @@ def _record(i: int) -> dict[str, Any]:
     return base
 
 
-def generate(gov_dir: str, count: int, segment_bytes: int = SEGMENT_BYTES) -> None:
-    """Write ``count`` chained records (rotated like ``append``) and the head sidecar."""
+def generate(gov_dir: str, count: int, segment_bytes: int = SEGMENT_BYTES,
+             record: Callable[[int], dict[str, Any]] | None = None) -> None:
+    """Write ``count`` chained records (rotated like ``append``) and the head sidecar;
+    ``record(i)`` makes the i-th (default: a session's PreToolUse and PostToolUse in turn)."""
     os.makedirs(gov_dir, mode=0o700, exist_ok=True)
     prev, segment, size = chain.GENESIS, 0, 0
     path = os.path.join(gov_dir, chain.LEDGER)
     out = open(path, "wb", buffering=1 << 20)  # noqa: SIM115 (closed and reopened on rotation)
     canonical = chain.canonical
+    make = _record if record is None else record
     for i in range(count):
-        rec = _record(i)
+        rec = make(i)
         rec["seq"], rec["prev"] = i + 1, prev
         rec["hash"] = prev = sha256(canonical(rec)).hexdigest()
         line = canonical(rec) + b"\n"

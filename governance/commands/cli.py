@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("governance.commands.explain", "the decision and result of one tool call (by "
                                                "its id), or how a Bash command is decided"),
     "stats": ("governance.commands.stats", "ledger counts, denials and hook durations"),
+    "report": ("governance.commands.report", "one self-contained HTML page of decisions, "
+                                             "denials, knowledge, intents and the ledger's state"),
+    "export": ("governance.commands.export", "send the ledger's records to an OpenTelemetry "
+                                             "collector (OTLP), once or as they are written"),
     "pre-action": ("governance.commands.pre_action", "check, recall and record a decision at once"),
     "decisions": ("governance.commands.decisions", "record, review, query or show decisions"),
     "calibration": ("governance.commands.calibration", "confidence calibration from outcomes"),

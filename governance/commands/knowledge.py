@@ -160,60 +160,18 @@ def _explain(args: argparse.Namespace, project: str) -> int:
 
 
 def stats(project: str, since: str | None = None) -> dict[str, Any]:
-    """Knowledge figures from the ledger's records."""
-    from governance.ledger.reader import parse_time, percentile, records
+    """Knowledge figures from the ledger's records (counted by ``governance.report``, as the
+    report counts them)."""
+    from governance.ledger.reader import parse_time
     from governance.project import governance_dir
+    from governance.report.figures import knowledge_stats
 
     try:
         start = parse_time(since) if since else ""
     except ValueError as exc:
         raise PayloadError(f"--since: {exc}", fix="give a date such as 2026-05-01 or an age "
                                                   "such as 7d") from None
-    counts = {"consulted": 0, "with_knowledge": 0, "injected": 0, "blocked": 0,
-              "acknowledged": 0, "ignored": 0, "bypassed": 0, "bypass_switches": 0,
-              "repeat": 0, "errors": 0}
-    cache = {"hit": 0, "built": 0, "stale": 0}
-    times: list[float] = []
-    sops: dict[str, int] = {}
-    for rec in records(governance_dir(project)):
-        if start and str(rec.get("ts", "")) < start:
-            continue
-        event = rec.get("event")
-        if event == "KnowledgeIgnored":
-            counts["ignored"] += 1
-            continue
-        if event == "KnowledgeBypass":
-            counts["bypass_switches"] += 1
-            continue
-        knowledge = rec.get("knowledge")
-        if not isinstance(knowledge, dict):
-            continue
-        if "error" in knowledge:
-            counts["errors"] += 1
-            continue
-        counts["consulted"] += 1
-        if knowledge.get("cache") in cache:
-            cache[knowledge["cache"]] += 1
-        if isinstance(knowledge.get("lookup_ms"), int | float):
-            times.append(float(knowledge["lookup_ms"]))
-        outcome = knowledge.get("outcome")
-        if outcome:
-            counts["with_knowledge"] += 1
-            for sop in knowledge.get("sops") or []:
-                sops[sop["name"]] = sops.get(sop["name"], 0) + 1
-        if outcome in counts:
-            counts[outcome] += 1
-    looked = sum(cache.values())
-    return {**counts,
-            "acknowledgment_rate": round(counts["acknowledged"] / counts["blocked"], 3)
-            if counts["blocked"] else None,
-            "lookup_ms": {"p50": percentile(times, 50), "p95": percentile(times, 95),
-                          "p99": percentile(times, 99)} if times else None,
-            "cache": cache,
-            # served from the stored index, without building (a stale index serves while a large
-            # memory store is rebuilt in the background)
-            "cache_hit_rate": round((cache["hit"] + cache["stale"]) / looked, 3) if looked else None,
-            "sops": dict(sorted(sops.items(), key=lambda kv: -kv[1]))}
+    return knowledge_stats(governance_dir(project), start)
 
 
 def _print_stats(result: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
 """Reading the ledger back: its files in chain order, its records, and the queries behind
-``governance log``, ``governance explain`` and ``governance stats``.
+``governance log`` and ``governance explain`` (the counts of ``governance stats`` and the report
+are ``governance.report``'s).
 
 Not on the hot path (only the CLI imports it).
 """
@@ -10,15 +11,12 @@ import json
 import os
 import re
 import time
-from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 from governance.errors import LedgerError
 from governance.ledger import archive, index
 from governance.ledger.chain import LEDGER, UPGRADE, segments, unknown_format
-
-DENYING = ("block", "redirect")
 
 
 def ledger_files(gov_dir: str) -> list[str]:
@@ -222,45 +220,3 @@ def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     rank = max(1, int(-(-pct * len(ordered) // 100)))
     return float(ordered[min(rank, len(ordered)) - 1])
-
-
-def stats(gov_dir: str, keep: Filter | None = None) -> dict[str, Any]:
-    """Counts per event, primitive, action and state; denials per session; hook durations."""
-    events: Counter[str] = Counter()
-    primitives: Counter[str] = Counter()
-    actions: Counter[str] = Counter()
-    states: Counter[str] = Counter()
-    outcomes: Counter[str] = Counter()
-    denials: Counter[str] = Counter()
-    durations: dict[str, list[float]] = defaultdict(list)
-    total = 0
-    first = last = ""
-    for rec in records(gov_dir):
-        if keep is not None and not keep(rec):
-            continue
-        total += 1
-        first = first or str(rec.get("ts", ""))
-        last = str(rec.get("ts", ""))
-        event = str(rec.get("event", "?"))
-        events[event] += 1
-        if event == "PreToolUse":
-            primitives[str(rec.get("primitive", "?"))] += 1
-            actions[str(rec.get("action", "?"))] += 1
-            states[str(rec.get("state", "?"))] += 1
-            if rec.get("action") in DENYING:
-                denials[str(rec.get("session", "")) or "(none)"] += 1
-        elif "outcome" in rec:
-            outcomes[str(rec["outcome"])] += 1
-        if isinstance(rec.get("duration_ms"), int | float):
-            durations[event].append(float(rec["duration_ms"]))
-    every = [d for values in durations.values() for d in values]
-    hook = {name: {"count": len(values), "p50": percentile(values, 50),
-                   "p95": percentile(values, 95), "p99": percentile(values, 99)}
-            for name, values in sorted(durations.items())}
-    if every:
-        hook["all"] = {"count": len(every), "p50": percentile(every, 50),
-                       "p95": percentile(every, 95), "p99": percentile(every, 99)}
-    return {"records": total, "first": first, "last": last, "events": dict(events.most_common()),
-            "primitives": dict(primitives.most_common()), "actions": dict(actions.most_common()),
-            "states": dict(states.most_common()), "outcomes": dict(outcomes.most_common()),
-            "denials_per_session": dict(denials.most_common()), "hook_duration_ms": hook}

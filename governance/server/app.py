@@ -1,5 +1,5 @@
-"""The HTTP surface as an ASGI application: ``/healthz``, ``/openapi.json``, ``POST /cstp`` and
-``POST /hooks/{event}``.
+"""The HTTP surface as an ASGI application: ``/healthz``, ``/openapi.json``, ``POST /cstp``,
+``POST /hooks/{event}`` and ``GET /report`` (``governance.server.report_page``).
 
 Every request is checked in this order: the ``Host`` header names a loopback host or the
 configured one (a web page cannot reach the server by DNS rebinding), then the bearer token
@@ -183,7 +183,7 @@ class App:
                     headers: list[tuple[bytes, bytes]]) -> None:
         head = [(b"content-length", str(len(body)).encode()),
                 (b"cache-control", b"no-store"), *headers]
-        if body:
+        if body and not any(name == b"content-type" for name, _value in headers):
             head.append((b"content-type", b"application/json"))
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": body})
@@ -215,6 +215,11 @@ class App:
                                     credential_key(given, scope.get("client")))
         if path.startswith("/hooks/"):
             return await self._hook(path[len("/hooks/"):], method, scope, headers, receive)
+        if path == "/report":     # the live report page (governance.server.report_page)
+            from governance.server.report_page import answer as report_answer
+
+            return await asyncio.get_running_loop().run_in_executor(
+                None, report_answer, self.settings.project, method, scope.get("query_string", b""))
         raise Refused(404, "no such endpoint; see /openapi.json")
 
     def _openapi_document(self) -> bytes:

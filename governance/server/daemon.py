@@ -151,9 +151,14 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
         # with the handlers it found: these make that a normal return, so the record is removed
         for number in (signal.SIGTERM, signal.SIGINT):
             signal.signal(number, lambda *_: None)
+        from governance.telemetry import background  # OTLP export, when configured
+
+        exporter = background.start(project, announce)
         try:
             server.run(sockets=[sock])
         finally:
+            if exporter is not None:
+                exporter.stop()
             sock.close()
             if listen.socket_path:
                 try:
