@@ -65,3 +65,8 @@ class LedgerError(GovernanceError):
 
 class TelemetryError(GovernanceError):
     """The ledger's records cannot be sent to the OpenTelemetry collector (``governance.telemetry``)."""
+
+
+class StorageError(GovernanceError):
+    """The decision store's database cannot be reached or is not at this version's schema
+    (``governance.storage``): the message names the URL, its password masked, and the fix."""

@@ -18,6 +18,7 @@ ROOT_MODULES = {"errors", "project", "jsoncodec", "layering", "system", "detache
 # Lowest first. A part may import its own modules and those of parts on a lower layer, nothing else.
 LAYERS: list[set[str]] = [
     {"<root>"},
+    {"storage"},
     {"shell", "ledger"},
     {"policy"},
     {"intent"},

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "intent": ("governance.commands.intent", "list, show, select, clear or declare intents"),
     "trace": ("governance.commands.trace", "verify the trace of changes, show who wrote lines"),
     "serve": ("governance.commands.serve", "the resident server: CSTP for agents, hooks over HTTP"),
+    "db": ("governance.commands.db", "the decision store's engine and schema: status, migrate "
+                                     "(PostgreSQL)"),
     "secrets": ("governance.commands.secrets", "the secrets and egress hosts in force, tainted "
                                                "sessions; end a taint"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "

@@ -34,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default 60)")
     parser.add_argument("--detach", action="store_true",
                         help="start in the background and return once it answers")
+    parser.add_argument("--database", metavar="URL",
+                        help="keep decisions in this PostgreSQL database (default: "
+                             "$GOVERNANCE_DATABASE_URL; without one, the project's SQLite file)")
+    parser.add_argument("--migrate", action="store_true",
+                        help="apply the database's pending schema migrations first (without it "
+                             "the server refuses a database with migrations pending)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="is the server up, and where")
     what.add_argument("--stop", action="store_true", help="stop the server (SIGTERM)")
@@ -87,6 +93,32 @@ def _detach(project: str, args: argparse.Namespace) -> int:
     return 1
 
 
+def _database(args: argparse.Namespace) -> None:
+    """With a database URL: migrate it (``--migrate``) or refuse it while migrations are pending,
+    then hand it to the server's processes (``GOVERNANCE_DATABASE_URL``, never their command
+    line, which other users can read)."""
+    from governance.errors import StorageError
+    from governance.storage.database import ENV, database_url, masked, require_driver
+
+    url = database_url(args.database)
+    if url is None:
+        return
+    require_driver()
+    from governance.storage import migration
+
+    if args.migrate:
+        done = migration.migrate(url)
+        if done:
+            print(f"Applied {', '.join(done)} to {masked(url)}.", flush=True)
+    found = migration.status(url)
+    if found["pending"]:
+        raise StorageError(f"the decision database {found['url']} has migrations pending: "
+                           f"{', '.join(found['pending'])}",
+                           fix=f"run `governance db migrate --database {found['url']}`, or "
+                               f"start the server with --migrate")
+    os.environ[ENV] = url
+
+
 def run(args: argparse.Namespace) -> int:
     from governance.errors import GovernanceError
     from governance.project import project_from_cli
@@ -122,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
                                       "other machines must reach the server")
         print(f"WARNING: listening on {args.host}: other machines can reach this server; only "
               f"the bearer token keeps them out.", file=sys.stderr)
+    _database(args)
     if args.detach:
         return _detach(project, args)
     listen = daemon.Listen(host=args.host, port=daemon.DEFAULT_PORT if args.port is None

@@ -2,20 +2,21 @@
 
 score = KEYWORD_WEIGHT * keyword similarity + (1 - KEYWORD_WEIGHT) * max(cosine, 0)
 
-Vectors are computed lazily (``decision_vectors`` table) the first time a hybrid query needs them.
-Stores with at most :data:`SCAN_LIMIT` decisions are scanned whole for neighbours, so a paraphrase
-with no shared word is still found; larger stores re-rank the BM25 candidates only.
+Vectors are computed lazily (the engine's ``decision_vectors`` table, float32 bytes) the first time
+a hybrid query needs them, and compared here, whatever the engine. Stores with at most
+:data:`SCAN_LIMIT` decisions are scanned whole for neighbours, so a paraphrase with no shared word is
+still found; larger stores re-rank the keyword candidates only.
 """
 
 from __future__ import annotations
 
 import importlib
-import sqlite3
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from governance.decisions.embedding import load_embedder
 from governance.decisions.search_text import decision_text, query_terms
+from governance.storage.engine import Engine
 
 KEYWORD_WEIGHT = 0.5
 SCAN_LIMIT = 5000
@@ -26,7 +27,7 @@ class DecisionStore(Protocol):
     """What ranking needs of the decision store (``decisions.store.DecisionStore``), which calls
     ranking for a hybrid query: a protocol here keeps the two from importing each other."""
 
-    db: sqlite3.Connection
+    engine: Engine
 
     def count(self) -> int: ...
 
@@ -39,35 +40,28 @@ class DecisionStore(Protocol):
 
 def _backfill(store: DecisionStore, seqs: list[int] | None, embedder: Any) -> None:
     """Compute missing vectors (for ``seqs``, or for every decision when None)."""
-    sql = ("SELECT d.seq, d.description, d.pattern, d.tags, d.reasons FROM decisions d "
-           "LEFT JOIN decision_vectors v ON v.seq = d.seq WHERE v.seq IS NULL")
-    params: list[Any] = []
-    if seqs is not None:
-        if not seqs:
-            return
-        sql += f" AND d.seq IN ({','.join('?' * len(seqs))})"
-        params = list(seqs)
+    if seqs is not None and not seqs:
+        return
     import json
 
     missing = [(seq, {"description": desc, "pattern": pattern, "tags": json.loads(tags),
                       "reasons": json.loads(reasons)})
-               for seq, desc, pattern, tags, reasons in store.db.execute(sql, params)]
+               for seq, desc, pattern, tags, reasons in store.engine.unembedded(seqs)]
     for start in range(0, len(missing), BATCH):
         chunk = missing[start:start + BATCH]
         vectors = embedder.encode([decision_text(item) for _, item in chunk])
-        store.db.executemany("INSERT OR REPLACE INTO decision_vectors (seq, vec) VALUES (?, ?)",
-                             [(seq, vector.tobytes()) for (seq, _), vector
-                              in zip(chunk, vectors, strict=True)])
+        store.engine.put_vectors([(seq, vector.tobytes()) for (seq, _), vector
+                                  in zip(chunk, vectors, strict=True)])
 
 
 def embed_decision(store: DecisionStore, decision_id: str) -> bool:
     """Store the vector of one new decision now (so large stores need no backfill later);
     False without an embedder."""
     embedder = load_embedder()
-    row = store.db.execute("SELECT seq FROM decisions WHERE id = ?", (decision_id,)).fetchone()
-    if embedder is None or row is None:
+    seq = store.engine.seq_of(decision_id)
+    if embedder is None or seq is None:
         return False
-    _backfill(store, [int(row[0])], embedder)
+    _backfill(store, [seq], embedder)
     return True
 
 
@@ -85,12 +79,10 @@ def hybrid_query(store: DecisionStore, text: str, where: list[str], params: list
     query_vector = embedder.encode([text])[0]
     if store.count() <= SCAN_LIMIT:
         _backfill(store, None, embedder)
-        rows = store.db.execute("SELECT seq, vec FROM decision_vectors").fetchall()
+        rows = store.engine.vectors(None)
     else:
         _backfill(store, list(candidates), embedder)
-        marks = ",".join("?" * len(candidates))
-        rows = store.db.execute(f"SELECT seq, vec FROM decision_vectors WHERE seq IN ({marks})",
-                                list(candidates)).fetchall() if candidates else []
+        rows = store.engine.vectors(list(candidates)) if candidates else []
     cosine: dict[int, float] = {}
     if rows:
         matrix = np.frombuffer(b"".join(vec for _, vec in rows), dtype=np.float32)

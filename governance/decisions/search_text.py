@@ -4,8 +4,9 @@ words."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from governance.storage.text import tokens
 
 STOPWORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from",
@@ -15,13 +16,13 @@ STOPWORDS = frozenset((
 
 def words(text: str) -> set[str]:
     """The distinct searchable words of ``text`` (lower case, no stop words)."""
-    return {token for token in re.findall(r"[^\W_]+", text.lower()) if token not in STOPWORDS}
+    return {token for token in tokens(text) if token not in STOPWORDS}
 
 
 def query_terms(text: str) -> list[str]:
     """Lower-case word tokens as FTS5's unicode61 tokenizer splits them, minus stop words."""
     seen: dict[str, None] = {}
-    for token in re.findall(r"[^\W_]+", text.lower()):
+    for token in tokens(text):
         if token not in STOPWORDS and len(seen) < 32:
             seen.setdefault(token)
     return list(seen)

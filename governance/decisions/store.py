@@ -1,9 +1,12 @@
-"""The decision memory: one embedded SQLite database per project (WAL, FTS5).
+"""The decision memory: record, review and query decisions, on the storage engine the project uses.
 
-``<project>/.claude/governance/decisions.db`` holds every recorded decision with its cycle state
-and, once reviewed, its outcome. Text queries rank with FTS5's BM25; each hit gets a ``similarity``
-in 0..1: the IDF-weighted share of the query's terms that the decision contains (1 when it holds
-every term; rare terms weigh more than common ones).
+By default one embedded SQLite database per project (``<project>/.claude/governance/decisions.db``,
+:mod:`governance.storage.sqlite`); with a database URL (``--database``,
+``GOVERNANCE_DATABASE_URL``) a PostgreSQL database a team shares (:mod:`governance.storage.postgres`,
+the ``team`` extra), each row carrying its project's id. The logic here does not depend on which:
+text queries rank a bounded set of the full-text index's matches with BM25, and each hit gets a
+``similarity`` in 0..1: the IDF-weighted share of the query's terms that the decision contains (1
+when it holds every term; rare terms weigh more than common ones).
 """
 
 from __future__ import annotations
@@ -18,16 +21,12 @@ from typing import Any
 
 from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
-from governance.project import (
-    REVIEWS_STAMP,
-    governance_dir,
-    open_private_db,
-    replace_file,
-)
+from governance.project import REVIEWS_STAMP, governance_dir, replace_file
+from governance.storage.database import database_url
+from governance.storage.engine import COLUMNS, Engine, Record, Row, Where
+from governance.storage.sqlite import SCHEMA_VERSION, SqliteEngine, insert_records, open_store
 
 DB_NAME = "decisions.db"
-SCHEMA_VERSION = 2
-BM25_WEIGHTS = (1.0, 0.5, 1.0, 1.0)  # description, reasons, tags, pattern
 COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
 COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a match
 MATCH_BUDGET = 1500   # a match scores at most about this many decisions: the rarest terms first
@@ -35,64 +34,7 @@ RECENT_WINDOW = 20000  # a store larger than this, whose rarest query term is ov
 RECENT_TERMS = 3       # is matched on its rarest few terms, newest first, to
 RECENT_BUDGET = 500    # this many matches
 FILTERED_WIDTH = 20    # with filters, the index's best limit x this are joined and filtered
-OPEN_TIMEOUT = 10.0    # seconds an open waits for another connection (SQLite's busy timeout)
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS decisions (
-    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, agent_id TEXT NOT NULL,
-    description TEXT NOT NULL, category TEXT NOT NULL, stakes TEXT NOT NULL,
-    confidence REAL NOT NULL, reasons TEXT NOT NULL, tags TEXT NOT NULL, pattern TEXT NOT NULL,
-    context TEXT NOT NULL, state TEXT, cycle TEXT, phase TEXT, work_item TEXT,
-    created_at REAL NOT NULL, outcome TEXT, outcome_note TEXT, reviewed_at REAL);
-CREATE INDEX IF NOT EXISTS decisions_calibration ON decisions (agent_id, category, outcome);
-CREATE INDEX IF NOT EXISTS decisions_created ON decisions (created_at);
-CREATE TABLE IF NOT EXISTS decision_tags (
-    tag TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (tag, seq)) WITHOUT ROWID;
-CREATE VIRTUAL TABLE IF NOT EXISTS decisions_fts USING fts5 (
-    description, reasons, tags, pattern, content='', tokenize='unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS decision_terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL)
-    WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS decision_vectors (seq INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS calibration_sums (
-    agent_id TEXT NOT NULL, category TEXT NOT NULL, bin INTEGER NOT NULL, n INTEGER NOT NULL,
-    conf REAL NOT NULL, score REAL NOT NULL, conf2 REAL NOT NULL, conf_score REAL NOT NULL,
-    score2 REAL NOT NULL, PRIMARY KEY (agent_id, category, bin)) WITHOUT ROWID;
-DELETE FROM calibration_sums;
-INSERT INTO calibration_sums
-    SELECT agent_id, category, BIN, count(*), sum(confidence), sum(SCORE),
-           sum(confidence * confidence), sum(confidence * SCORE), sum(SCORE * SCORE)
-    FROM decisions WHERE outcome IN ('success', 'partial', 'failure')
-    GROUP BY agent_id, category, BIN;
-CREATE TRIGGER IF NOT EXISTS calibration_insert AFTER INSERT ON decisions
-    WHEN NEW.outcome IN ('success', 'partial', 'failure') BEGIN ADD_NEW END;
-CREATE TRIGGER IF NOT EXISTS calibration_update
-    AFTER UPDATE OF outcome, confidence, category, agent_id ON decisions BEGIN
-    SUB_OLD ADD_NEW END;
-CREATE TRIGGER IF NOT EXISTS calibration_delete AFTER DELETE ON decisions BEGIN SUB_OLD END;
-"""
-# Calibration from sums kept per agent x category x confidence bin by the triggers above (a
-# review changes one row), never from the agent's whole history.
-_SCORE = ("(CASE {r}.outcome WHEN 'success' THEN 1.0 WHEN 'partial' THEN 0.5 "
-          "WHEN 'failure' THEN 0.0 END)")
-_BIN = "min(CAST({r}.confidence * 5 AS INTEGER), 4)"
-_ADD = ("INSERT INTO calibration_sums SELECT NEW.agent_id, NEW.category, BIN, 1, NEW.confidence, "
-        "SCORE, NEW.confidence * NEW.confidence, NEW.confidence * SCORE, SCORE * SCORE "
-        "WHERE NEW.outcome IN ('success', 'partial', 'failure') "
-        "ON CONFLICT (agent_id, category, bin) DO UPDATE SET n = n + 1, "
-        "conf = conf + excluded.conf, score = score + excluded.score, "
-        "conf2 = conf2 + excluded.conf2, conf_score = conf_score + excluded.conf_score, "
-        "score2 = score2 + excluded.score2;").replace("BIN", _BIN).replace("SCORE", _SCORE) \
-    .format(r="NEW")
-_SUB = ("UPDATE calibration_sums SET n = n - 1, conf = conf - OLD.confidence, "
-        "score = score - SCORE, conf2 = conf2 - OLD.confidence * OLD.confidence, "
-        "conf_score = conf_score - OLD.confidence * SCORE, score2 = score2 - SCORE * SCORE "
-        "WHERE OLD.outcome IN ('success', 'partial', 'failure') AND agent_id = OLD.agent_id "
-        "AND category = OLD.category AND bin = BIN;").replace("BIN", _BIN) \
-    .replace("SCORE", _SCORE).format(r="OLD")
-SCHEMA = SCHEMA.replace("ADD_NEW", _ADD).replace("SUB_OLD", _SUB) \
-    .replace("BIN", _BIN.format(r="decisions")).replace("SCORE", _SCORE.format(r="decisions"))
-COLUMNS = ("id", "agent_id", "description", "category", "stakes", "confidence", "reasons", "tags",
-           "pattern", "context", "state", "cycle", "phase", "work_item", "created_at", "outcome",
-           "outcome_note", "reviewed_at")
+__all__ = ["COLUMNS", "SCHEMA_VERSION", "DecisionStore", "db_path", "iso", "open_store"]
 
 
 def db_path(project_dir: str) -> str:
@@ -105,10 +47,7 @@ def iso(seconds: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-SELECT = ", ".join(f"d.{name}" for name in COLUMNS)
-
-
-def _row(row: Sequence[Any]) -> dict[str, Any]:
+def _row(row: Row) -> dict[str, Any]:
     item = dict(zip(COLUMNS, row, strict=False))
     for key in ("reasons", "tags", "context"):
         item[key] = json.loads(item[key])
@@ -117,40 +56,78 @@ def _row(row: Sequence[Any]) -> dict[str, Any]:
     return item
 
 
-def open_store(path: str, timeout: float = OPEN_TIMEOUT) -> sqlite3.Connection:
-    """The store's connection, waiting up to ``timeout`` for another connection that holds it.
+def _with_seq(row: Row) -> dict[str, Any]:
+    item = _row(row[:-1])
+    item["seq"] = row[-1]
+    return item
 
-    ``PRAGMA journal_mode=WAL`` (run on every open) answers "database is locked" at once, without
-    SQLite's busy timeout, while another connection switches a new file to WAL or writes to it
-    before the switch: two threads opening a new store together made one of them fail. So a busy
-    open is retried, with a growing pause, until ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = 0.002
-    while True:
-        try:
-            return open_private_db(path, SCHEMA, SCHEMA_VERSION)
-        except sqlite3.OperationalError as exc:
-            busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY,
-                                                                    sqlite3.SQLITE_LOCKED)
-            if not busy or time.monotonic() + pause > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+
+def _record(decision_id: str, agent_id: str, action: dict[str, Any], state: dict[str, Any],
+            created: float) -> Record:
+    tags = action["tags"]
+    reasons = action["reasons"]
+    return Record(decision_id, agent_id, action["description"], action["category"],
+                  action["stakes"], action["confidence"], json.dumps(reasons), json.dumps(tags),
+                  action["pattern"], json.dumps(action["context"]), state.get("state"),
+                  state.get("cycle"), state.get("phase"), state.get("work_item"), created,
+                  tags, " ".join(r["text"] for r in reasons), words(decision_text(action)))
 
 
 class DecisionStore:
-    """Record, review and query decisions in one SQLite file."""
+    """Record, review and query decisions in one engine: a project's SQLite file (``path``), or
+    ``engine`` (a PostgreSQL database, scoped to one project or, read-only, to the team)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.db = open_store(path)
+    def __init__(self, path: str | None = None, *, engine: Engine | None = None,
+                 stamp_dir: str | None = None) -> None:
+        if engine is None:
+            if path is None:
+                raise TypeError("DecisionStore needs a path or an engine")
+            engine = SqliteEngine(path)
+        self.engine = engine
+        self.path = path or engine.where
+        # where a review is announced to what watches reviewed outcomes (the knowledge index)
+        self.stamp_dir = stamp_dir or (os.path.dirname(path) if path else None)
 
     @classmethod
-    def for_project(cls, project_dir: str) -> DecisionStore:
-        return cls(db_path(project_dir))
+    def for_project(cls, project_dir: str, database: str | None = None) -> DecisionStore:
+        """The project's store: its SQLite file, or, with ``database`` or
+        ``GOVERNANCE_DATABASE_URL``, its rows in that PostgreSQL database."""
+        url = database_url(database)
+        if url is None:
+            return cls(db_path(project_dir))
+        from governance.storage.database import project_id, require_driver
+
+        require_driver()
+        from governance.storage.postgres import PostgresEngine
+
+        return cls(engine=PostgresEngine(url, project_id(project_dir)),
+                   stamp_dir=governance_dir(project_dir))
+
+    @classmethod
+    def for_team(cls, database: str | None = None) -> DecisionStore:
+        """Every project's decisions in the team's PostgreSQL database, read-only: queries,
+        calibration and patterns across projects."""
+        from governance.errors import StorageError
+        from governance.storage.database import ENV, require_driver
+
+        url = database_url(database)
+        if url is None:
+            raise StorageError("a team-wide view needs the team's PostgreSQL database",
+                               fix=f"pass --database postgresql://... or set {ENV}")
+        require_driver()
+        from governance.storage.postgres import PostgresEngine
+
+        return cls(engine=PostgresEngine(url, None))
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The SQLite connection (the group-commit writer, benchmarks and tests use it)."""
+        if not isinstance(self.engine, SqliteEngine):
+            raise TypeError(f"the store at {self.engine.where} is not a SQLite file")
+        return self.engine.db
 
     def close(self) -> None:
-        self.db.close()
+        self.engine.close()
 
     # -- writing ---------------------------------------------------------------------------
     def record(self, action: dict[str, Any], agent_id: str, state: dict[str, Any] | None = None,
@@ -162,7 +139,7 @@ class DecisionStore:
             try:
                 self.insert_many([(decision_id, agent_id, action, state,
                                    time.time() if now is None else now)])
-            except sqlite3.IntegrityError:
+            except self.engine.integrity_errors:
                 continue
             found = self.get(decision_id)
             assert found is not None
@@ -172,113 +149,50 @@ class DecisionStore:
     def insert_many(self, rows: Iterable[tuple[str, str, dict[str, Any], dict[str, Any], float]]
                     ) -> int:
         """Insert (id, agent_id, action, state, created_at) rows in one transaction."""
-        cursor = self.db.cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            count = self.insert_rows(cursor, rows)
-            cursor.execute("COMMIT")
-        except BaseException:
-            cursor.execute("ROLLBACK")
-            raise
-        return count
+        return self.engine.insert([_record(*row) for row in rows])
 
     @staticmethod
     def insert_rows(cursor: sqlite3.Cursor,
                     rows: Iterable[tuple[str, str, dict[str, Any], dict[str, Any], float]]
                     ) -> int:
-        """Insert rows inside the caller's transaction (see :meth:`insert_many`)."""
-        count = 0
-        for decision_id, agent_id, action, state, created in rows:
-            tags = action["tags"]
-            reasons = action["reasons"]
-            cursor.execute(
-                "INSERT INTO decisions (id, agent_id, description, category, stakes, "
-                "confidence, reasons, tags, pattern, context, state, cycle, phase, work_item, "
-                "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (decision_id, agent_id, action["description"], action["category"],
-                 action["stakes"], action["confidence"], json.dumps(reasons),
-                 json.dumps(tags), action["pattern"], json.dumps(action["context"]),
-                 state.get("state"), state.get("cycle"), state.get("phase"),
-                 state.get("work_item"), created))
-            seq = cursor.lastrowid
-            cursor.executemany("INSERT INTO decision_tags (tag, seq) VALUES (?, ?)",
-                               [(tag, seq) for tag in tags])
-            cursor.execute(
-                "INSERT INTO decisions_fts (rowid, description, reasons, tags, pattern) "
-                "VALUES (?,?,?,?,?)",
-                (seq, action["description"], " ".join(r["text"] for r in reasons),
-                 " ".join(tags), action["pattern"]))
-            cursor.executemany(
-                "INSERT INTO decision_terms (term, docs) VALUES (?, 1) "
-                "ON CONFLICT (term) DO UPDATE SET docs = docs + 1",
-                [(word,) for word in words(decision_text(action))])
-            count += 1
-        return count
+        """Insert rows inside the caller's SQLite transaction (the group-commit writer's)."""
+        return insert_records(cursor, (_record(*row) for row in rows))
 
     def review(self, decision_id: str, outcome: str, note: str = "",
                now: float | None = None) -> dict[str, Any]:
         if outcome not in OUTCOMES:
             raise DecisionInputError(f"expected one of {', '.join(OUTCOMES)}, got {outcome!r}.",
                                      key="outcome", fix="pick one of " + ", ".join(OUTCOMES))
-        changed = self.db.execute(
-            "UPDATE decisions SET outcome = ?, outcome_note = ?, reviewed_at = ? WHERE id = ?",
-            (outcome, note, time.time() if now is None else now, decision_id)).rowcount
-        if not changed:
+        if not self.engine.review(decision_id, outcome, note, time.time() if now is None else now):
             raise DecisionInputError(f"no decision with id {decision_id!r}.", key="decision_id",
                                      fix="use an id from `governance decisions query`.")
-        try:   # what watches reviewed outcomes (the knowledge index) sees a review by this stamp
-            replace_file(os.path.join(os.path.dirname(self.path), REVIEWS_STAMP),
-                         repr(time.time()).encode())
-        except OSError:
-            pass
+        if self.stamp_dir:   # what watches reviewed outcomes (the knowledge index) sees this
+            try:
+                replace_file(os.path.join(self.stamp_dir, REVIEWS_STAMP),
+                             repr(time.time()).encode())
+            except OSError:
+                pass
         found = self.get(decision_id)
         assert found is not None
         return found
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, decision_id: str) -> dict[str, Any] | None:
-        row = self.db.execute(f"SELECT {', '.join(COLUMNS)} FROM decisions WHERE id = ?",
-                              (decision_id,)).fetchone()
+        row = self.engine.get(decision_id)
         return _row(row) if row else None
 
     def count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM decisions").fetchone()[0])
+        return self.engine.count()
 
     def doc_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         """(number of decisions, number of decisions holding each term)."""
-        total = int(self.db.execute("SELECT coalesce(max(seq), 0) FROM decisions").fetchone()[0])
-        marks = ",".join("?" * len(terms))
-        docs = dict(self.db.execute(
-            f"SELECT term, docs FROM decision_terms WHERE term IN ({marks})", terms).fetchall())
-        return total, {term: int(docs.get(term, 0)) for term in terms}
+        return self.engine.doc_counts(terms)
 
-    @staticmethod
-    def filters(category: str | None = None, tags: Sequence[str] = (),
+    def filters(self, category: str | None = None, tags: Sequence[str] = (),
                 outcome: str | None = None, agent_id: str | None = None,
-                since: float | None = None, until: float | None = None
-                ) -> tuple[list[str], list[Any]]:
-        """SQL conditions (on alias ``d``) and their parameters for the query filters."""
-        where: list[str] = []
-        params: list[Any] = []
-        for column, value in (("d.category", category), ("d.agent_id", agent_id)):
-            if value:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if outcome == "unreviewed":
-            where.append("d.outcome IS NULL")
-        elif outcome:
-            where.append("d.outcome = ?")
-            params.append(outcome)
-        if since is not None:
-            where.append("d.created_at >= ?")
-            params.append(since)
-        if until is not None:
-            where.append("d.created_at < ?")
-            params.append(until)
-        for tag in tags:
-            where.append("d.seq IN (SELECT seq FROM decision_tags WHERE tag = ?)")
-            params.append(tag.lower())
-        return where, params
+                since: float | None = None, until: float | None = None) -> Where:
+        """The engine's SQL conditions (on alias ``d``) and parameters for the query filters."""
+        return self.engine.filters(category, tags, outcome, agent_id, since, until)
 
     def query(self, text: str | None = None, *, limit: int = 10, ranking: str = "keyword",
               **filters: Any) -> list[dict[str, Any]]:
@@ -298,17 +212,15 @@ class DecisionStore:
         if found is None:
             if text:
                 return []
-            sql = (f"SELECT {SELECT} FROM decisions d"
-                   + (" WHERE " + " AND ".join(where) if where else "")
-                   + " ORDER BY d.created_at DESC, d.seq DESC LIMIT ?")
-            return [_row(row) for row in self.db.execute(sql, [*params, limit])]
+            return [_row(row) for row in self.engine.newest((where, params), limit)]
         for item in found:
             item.pop("seq", None)
         return found
 
     def keyword_query(self, terms: list[str], where: list[str], params: list[Any], limit: int
                       ) -> list[dict[str, Any]]:
-        """BM25-ranked hits for ``terms`` with a keyword ``similarity`` and their ``seq``.
+        """Hits for ``terms`` ranked by the engine's full-text index, with a keyword
+        ``similarity`` and their ``seq``.
 
         Terms held by more than :data:`COMMON_SHARE` of a large store are left out of the match
         (while rarer terms remain) so that one common word cannot make a query score most of the
@@ -318,33 +230,21 @@ class DecisionStore:
         if not present:
             return []
         selective, recent = self.match_terms(present, docs, total)
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        # The full-text index ranks its matches alone, to a limit; only those rows are joined
-        # with the decisions (and filtered). Filters that leave too few rows widen it once.
-        inner = (f"SELECT rowid AS seq, bm25(decisions_fts, {weights}) AS score "
-                 f"FROM decisions_fts WHERE decisions_fts MATCH ? ORDER BY score LIMIT ?")
-        if recent:   # the newest matches only (the index stops after them), then by score
-            inner = (f"SELECT seq, score FROM (SELECT rowid AS seq, bm25(decisions_fts, "
-                     f"{weights}) AS score FROM decisions_fts WHERE decisions_fts MATCH ? "
-                     f"AND rowid > {int(total - RECENT_WINDOW)} ORDER BY rowid DESC "
-                     f"LIMIT {RECENT_BUDGET}) ORDER BY score LIMIT ?")
-        sql = (f"SELECT {SELECT}, d.seq, hits.score FROM ({inner}) AS hits "
-               f"JOIN decisions d ON d.seq = hits.seq"
-               + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY hits.score LIMIT ?")
-        match = " OR ".join(f'"{term}"' for term in selective)
+        # Filters that leave too few of the index's best rows widen the match once.
         ranked = limit if not where else max(limit * FILTERED_WIDTH, 200)
-        rows = self.db.execute(sql, [match, ranked, *params, limit]).fetchall()
+        window = (RECENT_WINDOW, RECENT_BUDGET) if recent else None
+        rows = self.engine.keyword_hits(selective, total, docs, (where, params), ranked, limit,
+                                        window)
         if where and len(rows) < limit:
-            rows = self.db.execute(sql, [match, -1, *params, limit]).fetchall()
+            rows = self.engine.keyword_hits(selective, total, docs, (where, params), None, limit,
+                                            window)
         # An always-positive IDF per query term: log(1 + (N - n + 0.5) / (n + 0.5)).
         weights_by_term = {term: math.log(1 + (total - count + 0.5) / (count + 0.5))
                            for term, count in docs.items()}
         ideal = sum(weights_by_term.values()) or 1.0
         result = []
         for row in rows:
-            item = _row(row[:-2])
-            item["seq"] = row[-2]
+            item = _with_seq(row)
             held = words(decision_text(item))
             covered = sum(w for term, w in weights_by_term.items() if term in held)
             item["similarity"] = round(covered / ideal, 3)
@@ -364,8 +264,8 @@ class DecisionStore:
         and scores at most its newest :data:`RECENT_BUDGET` matches (the full-text index hands
         them over newest first and stops there: no guess of how a term's decisions spread over
         time, which a burst of alike decisions defeats). So
-        the work of a query (BM25 scores each matched decision) is bounded whatever the store's
-        size."""
+        the work of a query (the index scores each matched decision) is bounded whatever the
+        store's size."""
         cutoff = max(COMMON_MIN, COMMON_SHARE * total)
         rarest = sorted(present, key=lambda term: (docs[term], term))
         if docs[rarest[0]] > MATCH_BUDGET and total > RECENT_WINDOW:
@@ -382,27 +282,16 @@ class DecisionStore:
 
     def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
                     ) -> list[dict[str, Any]]:
-        marks = ",".join("?" * len(seqs))
-        sql = (f"SELECT {SELECT}, d.seq FROM decisions d WHERE d.seq IN ({marks})"
-               + "".join(" AND " + c for c in where))
-        result = []
-        for row in self.db.execute(sql, [*seqs, *params]):
-            item = _row(row[:-1])
-            item["seq"] = row[-1]
-            result.append(item)
-        return result
+        return [_with_seq(row) for row in self.engine.rows_by_seq(seqs, (where, params))]
 
     def calibration_sums(self, agent_id: str | None = None, category: str | None = None
                          ) -> dict[str, dict[int, tuple[int, float, float, float, float, float]]]:
         """Per category and confidence bin, the sums calibration needs over reviewed, not
         abandoned decisions: (count, confidence, score, confidence^2, confidence*score,
         score^2). A few rows, whatever the number of decisions."""
-        sql, params = _whose("SELECT category, bin, sum(n), sum(conf), sum(score), sum(conf2), "
-                             "sum(conf_score), sum(score2) FROM calibration_sums WHERE n > 0",
-                             agent_id, category)
         found: dict[str, dict[int, tuple[int, float, float, float, float, float]]] = {}
-        for cat, index, n, conf, score, conf2, conf_score, score2 in self.db.execute(
-                sql + " GROUP BY category, bin", params):
+        for cat, index, n, conf, score, conf2, conf_score, score2 in \
+                self.engine.calibration_rows(agent_id, category):
             found.setdefault(str(cat), {})[int(index)] = (int(n), float(conf), float(score),
                                                           float(conf2), float(conf_score),
                                                           float(score2))
@@ -411,17 +300,4 @@ class DecisionStore:
     def reviewed(self, agent_id: str | None = None, category: str | None = None
                  ) -> list[tuple[str, float, str]]:
         """(category, confidence, outcome) of reviewed, not abandoned decisions."""
-        sql, params = _whose("SELECT category, confidence, outcome FROM decisions "
-                             "WHERE outcome IN ('success', 'partial', 'failure')",
-                             agent_id, category)
-        return [(str(c), float(p), str(o)) for c, p, o in self.db.execute(sql, params)]
-
-
-def _whose(sql: str, agent_id: str | None, category: str | None) -> tuple[str, list[Any]]:
-    """``sql`` narrowed to one agent and one category, when given, with its parameters."""
-    params: list[Any] = []
-    for column, value in (("agent_id", agent_id), ("category", category)):
-        if value:
-            sql += f" AND {column} = ?"
-            params.append(value)
-    return sql, params
+        return self.engine.reviewed(agent_id, category)

@@ -1,5 +1,6 @@
 """Group commit for the decision store: one writer thread records the decisions of concurrent
-calls in one transaction.
+calls in one transaction. SQLite only (the server's default store); on PostgreSQL each decision is
+its own transaction on the connection pool, answered once committed (``server.cstp``).
 
 A call hands its decision to :meth:`BatchWriter.record` and waits. The writer takes everything
 queued at that moment (at most :data:`MAX_BATCH`), inserts it in one ``BEGIN IMMEDIATE`` ...

@@ -35,7 +35,7 @@ from governance.decisions.pre_action import current_state, pre_action, ranking_m
 from governance.decisions.quality import complete
 from governance.decisions.store import DecisionStore, db_path
 from governance.decisions.writer import BatchWriter, identity
-from governance.errors import ConfigError, GovernanceError
+from governance.errors import ConfigError, GovernanceError, StorageError
 from governance.ledger import chain
 from governance.project import governance_dir
 from governance.server.protocol import (
@@ -48,6 +48,8 @@ from governance.server.protocol import (
     RpcError,
 )
 from governance.server.ratelimit import RateLimiter
+from governance.storage.database import database_url
+from governance.storage.engine import Engine
 
 Category = Literal["architecture", "process", "integration", "tooling", "security"]
 Stakes = Literal["low", "medium", "high", "critical"]
@@ -331,17 +333,22 @@ def _action(action: Action) -> dict[str, Any]:
 
 
 class _Held(DecisionStore):
-    """A worker thread's connection to the decision store, kept between calls (opening one
-    costs more than a small query): the methods' ``close`` leaves it open. It reads itself and
-    records through the server's one :class:`BatchWriter`, which commits the decisions of
-    concurrent calls together and answers each once its batch is on disk."""
+    """A worker thread's store, kept between calls (opening one costs more than a small
+    query): the methods' ``close`` leaves it open. On SQLite it reads through its own connection
+    and records through the server's one :class:`BatchWriter`, which commits the decisions of
+    concurrent calls together and answers each once its batch is on disk; on PostgreSQL
+    (``writer`` None) each decision is its own transaction on the process's pool, answered once
+    committed."""
 
-    def __init__(self, path: str, writer: BatchWriter) -> None:
-        super().__init__(path)
+    def __init__(self, path: str | None, writer: BatchWriter | None, *,
+                 engine: Engine | None = None, stamp_dir: str | None = None) -> None:
+        super().__init__(path, engine=engine, stamp_dir=stamp_dir)
         self.writer = writer
 
     def record(self, action: dict[str, Any], agent_id: str, state: dict[str, Any] | None = None,
                now: float | None = None) -> dict[str, Any]:
+        if self.writer is None:
+            return super().record(action, agent_id, state, now)
         found = self.get(self.writer.record(action, agent_id, state, now))
         assert found is not None
         return found
@@ -350,20 +357,23 @@ class _Held(DecisionStore):
         return None
 
     def shut(self) -> None:
-        self.db.close()
+        self.engine.close()
 
 
 class Service:
     """The CSTP methods of one project, with its rate limit and its audit. Calls may run on
     several worker threads at once: each keeps its own connection to the decision store (SQLite
     in WAL mode: readers run in parallel, and a writer does not stop them); their decisions are
-    written by one :class:`BatchWriter`."""
+    written by one :class:`BatchWriter`. With ``GOVERNANCE_DATABASE_URL`` (``governance serve
+    --database``) the store is the project's rows in that PostgreSQL database, on one pool of
+    connections per process."""
 
     def __init__(self, project: str, limiter: RateLimiter) -> None:
         self.project = project
         self.limiter = limiter
         self._local = threading.local()
-        self.writer = BatchWriter(db_path(project))
+        self.database = database_url()
+        self.writer = None if self.database else BatchWriter(db_path(project))
         self.methods: dict[str, Callable[[Any, Identity], dict[str, Any]]] = {
             "cstp.preAction": self.pre_action,
             "cstp.checkGuardrails": self.check_guardrails,
@@ -376,7 +386,8 @@ class Service:
 
     def close(self) -> None:
         """Write the decisions still queued and stop the writer (the worker threads are done)."""
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
     def name(self) -> str:
         """The responding agent's id: ``settings.agent_name`` in guardrails.yaml, else the
@@ -459,7 +470,7 @@ class Service:
         options = params.options.model_dump() if params.options else None
         try:
             store: DecisionStore | None = self._store()
-        except sqlite3.Error:   # pre_action opens it again, under the deployment's fail mode
+        except (sqlite3.Error, StorageError):   # pre_action opens it again, under the fail mode
             store = None
         result = pre_action(self.project, who.agent, _action(params.action), options,
                             store=store)
@@ -467,6 +478,14 @@ class Service:
 
     def _store(self) -> DecisionStore:
         """This thread's connection, opened again when the database file was replaced."""
+        if self.database:
+            kept: _Held | None = getattr(self._local, "database_store", None)
+            if kept is None:
+                opened = DecisionStore.for_project(self.project, self.database)
+                kept = self._local.database_store = _Held(None, None, engine=opened.engine,
+                                                          stamp_dir=opened.stamp_dir)
+            return kept
+        assert self.writer is not None
         path = db_path(self.project)
         held: tuple[_Held, tuple[int, int] | None] | None = getattr(self._local, "store", None)
         if held is None or held[1] != identity(path):

@@ -1,0 +1,77 @@
+"""BM25 on PostgreSQL, exactly as SQLite's FTS5 computes it, so both engines rank alike.
+
+A decision is indexed as its ``search`` tsvector (the words :mod:`governance.storage.text` splits,
+each position labelled with its field: A description, D reasons, B tags, C pattern), which a GIN
+index matches, its ``words`` (how many it holds: FTS5's document length) and its ``frequencies``
+(each searchable word's count, weighted by the fields it is in as FTS5's column weights
+:data:`FIELD_WEIGHTS` weigh it). A match is ranked with FTS5's formula: the sum over the query's
+terms of idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), idf = ln((N - n + 0.5) / (n + 0.5))
+(at least 1e-6). ``ts_rank`` has no IDF: its best hit differed from SQLite's on one query in thirty
+(docs/team.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from governance.storage.engine import FIELD_WEIGHTS, Record
+from governance.storage.text import tokens
+
+FIELDS = ("A", "D", "B", "C")   # the labels of description, reasons, tags and pattern
+K1 = 1.2                   # FTS5's BM25 parameters
+B = 0.75
+MAX_LEXEME = 2046          # bytes: PostgreSQL refuses a longer word in a tsvector
+MAX_POSITION = 16383       # larger positions are stored as this one
+MAX_POSITIONS = 255        # per word (PostgreSQL keeps at most 256)
+
+
+def lexeme(word: str) -> str:
+    """``word`` quoted for a tsvector or tsquery literal."""
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def fits(word: str) -> bool:
+    return len(word.encode()) <= MAX_LEXEME
+
+
+def indexed(record: Record) -> tuple[int, dict[str, float], str]:
+    """A decision's number of words, the weighted frequency of each of its searchable words, and
+    its tsvector literal."""
+    positions: dict[str, list[str]] = {}
+    frequencies: dict[str, float] = {}
+    searchable = record.terms
+    at = 0
+    for label, weight, text in zip(FIELDS, FIELD_WEIGHTS, (
+            record.description, record.reasons_text, " ".join(record.tag_list), record.pattern),
+            strict=True):
+        for word in tokens(text):
+            at += 1
+            if word in searchable:
+                frequencies[word] = frequencies.get(word, 0.0) + weight
+            if not fits(word):
+                continue
+            slot = positions.setdefault(word, [])
+            if len(slot) < MAX_POSITIONS:
+                slot.append(f"{min(at, MAX_POSITION)}{label}")
+    vector = " ".join(f"{lexeme(word)}:{','.join(spots)}" for word, spots in positions.items())
+    return at, frequencies, vector
+
+
+def tsquery(terms: list[str]) -> str:
+    """The tsquery literal matching any of ``terms``."""
+    return " | ".join(lexeme(term) for term in terms)
+
+
+def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: str
+         ) -> tuple[str, list[Any]]:
+    """The SQL expression of a decision's BM25 score (on ``alias``, with the mean length
+    ``avgdl``), and its parameters, for ``terms`` held by ``docs`` of ``total`` decisions."""
+    frequency = f"coalesce(({alias}.frequencies ->> %s)::float8, 0)"
+    one = (f"%s * (({frequency} * %s) / ({frequency} + %s * (%s + %s * "
+           f"{alias}.words::float8 / {avgdl})))")
+    params: list[Any] = []
+    for term in terms:
+        ratio = (total - docs[term] + 0.5) / (docs[term] + 0.5)
+        params += [math.log(ratio) if ratio > 1 else 1e-6, term, K1 + 1.0, term, K1, 1 - B, B]
+    return " + ".join([one] * len(terms)), params

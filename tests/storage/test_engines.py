@@ -1,0 +1,261 @@
+"""The decision store's behaviours on each engine (SQLite, and a real PostgreSQL server): the
+same calls give the same answers."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.decisions import embedding, fields
+from governance.decisions import store as store_module
+from governance.decisions.calibration import calibration_report, report_from_sums
+from governance.decisions.fields import DecisionInputError
+from governance.decisions.pre_action import pre_action
+from governance.decisions.store import DecisionStore
+from tests.storage.conftest import StoreFactory
+
+
+def act(description: str, **overrides: Any) -> dict[str, Any]:
+    raw: dict[str, Any] = {"description": description, "category": "architecture",
+                           "stakes": "medium", "confidence": 0.7, "tags": ["general"],
+                           "pattern": "default pattern"}
+    raw.update(overrides)
+    return fields.action(raw)
+
+
+def ids(found: list[dict[str, Any]]) -> list[str]:
+    return [item["id"] for item in found]
+
+
+def test_record_get_and_review_round_trip(store: DecisionStore) -> None:
+    action = act("Adopt expand-contract migrations", reasons=[
+        {"type": "precedent", "text": "the users table went well"}, "plain reason"],
+        tags=["Database", "migration", "database"], context={"ticket": "W-7", "a": [1, 2.5]})
+    decision = store.record(action, "agent-1", {"state": "DO", "cycle": "impl",
+                                                "phase": "DO", "work_item": "W-7"},
+                            now=1_700_000_000.0)
+    assert decision["id"].startswith("dec-")
+    assert decision["reasons"] == [{"type": "precedent", "text": "the users table went well"},
+                                   {"type": "other", "text": "plain reason"}]
+    assert decision["tags"] == ["database", "migration"]
+    assert decision["context"] == {"ticket": "W-7", "a": [1, 2.5]}
+    assert (decision["state"], decision["cycle"], decision["work_item"]) == ("DO", "impl", "W-7")
+    assert decision["created_at"] == "2023-11-14T22:13:20Z" and decision["outcome"] is None
+    assert store.get(decision["id"]) == decision
+    reviewed = store.review(decision["id"], "partial", "slower than hoped", now=1_700_000_100.0)
+    assert reviewed["outcome"] == "partial" and reviewed["outcome_note"] == "slower than hoped"
+    assert reviewed["reviewed_at"] == "2023-11-14T22:15:00Z"
+    with pytest.raises(DecisionInputError, match="expected one of success"):
+        store.review(decision["id"], "great")
+    with pytest.raises(DecisionInputError, match="no decision with id"):
+        store.review("dec-ffffffff", "success")
+    assert store.get("dec-ffffffff") is None and store.count() == 1
+
+
+def test_a_failed_batch_leaves_nothing(store: DecisionStore) -> None:
+    good = act("first decision")
+    store.insert_many([("dec-00000001", "a", good, {}, 1.0)])
+    with pytest.raises(store.engine.integrity_errors):
+        store.insert_many([("dec-00000002", "a", good, {}, 2.0),
+                           ("dec-00000001", "a", good, {}, 3.0)])
+    assert store.count() == 1
+    assert ids(store.query("first")) == ["dec-00000001"]
+    assert store.doc_counts(["first"]) == (1, {"first": 1})
+
+
+def test_ranking_and_similarity(store: DecisionStore) -> None:
+    exact = store.record(act("Cache product catalogue reads in Redis",
+                             tags=["redis", "cache"], pattern="read-through cache"), "a")
+    partial = store.record(act("Store sessions in Redis", tags=["redis"]), "a")
+    store.record(act("Write architecture decision records"), "a")
+    hits = store.query("redis catalogue cache")
+    assert ids(hits) == [exact["id"], partial["id"]]
+    assert hits[0]["similarity"] == 1.0
+    assert 0 < hits[1]["similarity"] < hits[0]["similarity"]
+    assert "seq" not in hits[0]
+    assert store.query("kubernetes") == []
+    assert store.query("the and of") == []   # only stop words
+
+
+def test_rare_terms_rank_above_common_ones(store: DecisionStore) -> None:
+    """BM25 (SQLite) and IDF-weighted ts_rank (PostgreSQL) both favour the rarer word."""
+    for k in range(30):
+        store.insert_many([(f"dec-{k:08x}", "a", act(f"Queue worker number {k}"), {},
+                            1_700_000_000.0 + k)])
+    store.insert_many([("dec-rare0001", "a", act("Kafka topic retention"), {}, 1_800_000_000.0)])
+    hits = store.query("queue kafka", limit=3)
+    assert hits[0]["id"] == "dec-rare0001"
+    assert hits[0]["similarity"] > hits[1]["similarity"]
+
+
+def test_filters(store: DecisionStore) -> None:
+    now = time.time()
+    old = store.record(act("Old cache choice", category="tooling", tags=["cache"]), "a",
+                       now=now - 10 * 86400)
+    new = store.record(act("New cache choice", tags=["cache", "redis"]), "b", now=now)
+    store.review(old["id"], "failure")
+    assert ids(store.query()) == [new["id"], old["id"]]   # newest first without text
+    assert ids(store.query("cache", category="tooling")) == [old["id"]]
+    assert ids(store.query("cache", tags=["redis"])) == [new["id"]]
+    assert ids(store.query("cache", tags=["REDIS"])) == [new["id"]]
+    assert ids(store.query(None, tags=["cache", "redis"])) == [new["id"]]
+    assert ids(store.query(None, tags=["cache", "nosuch"])) == []
+    assert ids(store.query(None, outcome="failure")) == [old["id"]]
+    assert ids(store.query(None, outcome="unreviewed")) == [new["id"]]
+    assert ids(store.query(None, agent_id="a")) == [old["id"]]
+    assert ids(store.query(None, since=now - 86400)) == [new["id"]]
+    assert ids(store.query(None, until=now - 86400)) == [old["id"]]
+    assert ids(store.query("choice", limit=1)) and len(store.query(None, limit=1)) == 1
+    assert store.reviewed("a", "tooling") == [("tooling", 0.7, "failure")]
+    assert store.reviewed("b") == []
+
+
+def test_common_terms_do_not_drive_large_matches(store: DecisionStore) -> None:
+    rows = [(f"dec-{i:08x}", "a", act(f"shared filler words item{i}"), {}, float(i))
+            for i in range(1200)]
+    rows.append(("dec-rare0001", "a", act("shared filler zebra crossing"), {}, 5000.0))
+    store.insert_many(rows)
+    hits = store.query("shared zebra", limit=3)
+    assert hits[0]["id"] == "dec-rare0001" and hits[0]["similarity"] == 1.0
+    assert len(hits) == 1   # 'shared' is in every decision: it scores but does not match alone
+    assert len(store.query("shared filler", limit=3)) == 3   # only common terms: still answered
+
+
+def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(
+        store: DecisionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "MATCH_BUDGET", 50)
+    monkeypatch.setattr(store_module, "RECENT_WINDOW", 100)
+    monkeypatch.setattr(store_module, "RECENT_BUDGET", 30)
+    store.insert_many([(f"dec-{k:08x}", "a", act(f"w{k} filler"), {}, 1_700_000_000.0 + k)
+                       for k in range(300)])
+    store.insert_many([(f"dec-{k:08x}", "a", act(f"gamma delta w{k}"), {}, 1_700_000_000.0 + k)
+                       for k in range(300, 700)])
+    total, docs = store.doc_counts(["gamma", "delta"])
+    assert (total, docs) == (700, {"gamma": 400, "delta": 400})
+    assert store.match_terms(["gamma", "delta"], docs, total)[1] is True
+    found = store.query("gamma delta", limit=50)
+    assert len(found) == 30                       # the budget, not the 400 that match
+    assert all(int(item["id"][4:], 16) >= 670 for item in found)
+    assert len(store.query("gamma delta", limit=50, agent_id="a")) == 30
+
+
+def test_calibration_sums_follow_records_and_reviews(store: DecisionStore) -> None:
+    rng = random.Random(7)
+    for _ in range(40):
+        decision = store.record(act("choose a queue", category=rng.choice(["architecture",
+                                                                           "tooling"]),
+                                    confidence=rng.choice([0.1, 0.35, 0.6, 0.7, 0.95, 1.0])),
+                                rng.choice(["agent-a", "agent-b"]))
+        for outcome in rng.sample(["success", "partial", "failure", "abandoned"],
+                                  rng.randint(0, 2)):
+            store.review(decision["id"], outcome)
+    for agent in (None, "agent-a", "agent-b"):
+        for category in (None, "architecture", "tooling"):
+            rows = store.reviewed(agent, category)
+            expected = calibration_report(rows, category)
+            found = report_from_sums(store.calibration_sums(agent, category), category)
+            assert found.keys() == expected.keys()
+            for left, right in [(found["overall"], expected["overall"]),
+                                *zip(found["categories"].values(),
+                                     expected["categories"].values(), strict=True)]:
+                _close(left, right)
+
+
+def _close(left: dict[str, Any], right: dict[str, Any]) -> None:
+    """Sums kept through reviews and re-reviews carry float residue: equal to 2e-4."""
+    for key in ("category", "sample_size", "tendency"):
+        assert left[key] == right[key], key
+    for key in ("accuracy", "brier", "ece", "gap"):
+        assert left[key] == pytest.approx(right[key], abs=2e-4), key
+    assert [b["count"] for b in left["bins"]] == [b["count"] for b in right["bins"]]
+
+
+def test_pre_action_recalls_patterns_and_calibration(store: DecisionStore, project: Path) -> None:
+    action = {"description": "Use expand-contract migration for the invoices table",
+              "category": "architecture", "stakes": "medium", "confidence": 0.8,
+              "tags": ["database", "migration"], "pattern": "expand-contract migration"}
+    first = pre_action(str(project), "agent-1", {**action, "description":
+                       "Adopt expand-contract migration for the users table"}, store=store)
+    assert first["allowed"] and first["decision_id"]
+    store.review(first["decision_id"], "success", "no downtime")
+    second = pre_action(str(project), "agent-1", action, store=store)
+    [relevant] = second["relevant_decisions"]
+    assert relevant["id"] == first["decision_id"] and relevant["outcome"] == "success"
+    assert second["patterns_summary"] == ["expand-contract migration (1 confirmation)"]
+    assert second["calibration_context"]["sample_size"] == 1
+    assert second["calibration_context"]["category_brier"] == pytest.approx(0.04)
+    assert store.count() == 2
+
+
+HOSTILE = ["it's \"quoted\"", "back\\slash \\x00 \\n", "'; DROP TABLE decisions; --",
+           "%s %(x)s $1 ? :name {0}", "naïve café — ünïcödé 日本語 🚀 עברית",
+           "a' OR '1'='1", "tab\tnew\nline"]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_text_round_trips_in_every_field(store: DecisionStore, text: str) -> None:
+    action = act(f"hostile {text}", reasons=[{"type": text, "text": text}], tags=[text, "x"],
+                 pattern=text, context={text: text})
+    state = {"state": text, "cycle": text, "phase": text, "work_item": text}
+    decision = store.record(action, text, state)
+    assert store.get(decision["id"]) == decision
+    assert decision["description"] == f"hostile {text}" and decision["agent_id"] == text
+    assert decision["pattern"] == text and decision["context"] == {text: text}
+    assert decision["reasons"] == [{"type": text, "text": text}]
+    assert decision["state"] == text and decision["work_item"] == text
+    reviewed = store.review(decision["id"], "success", text)
+    assert reviewed["outcome_note"] == text
+    assert decision["id"] in ids(store.query(f"hostile {text}", agent_id=text,
+                                             tags=[text.lower()]))
+    assert decision["id"] in ids(store.query(None, tags=[text], agent_id=text))
+    assert store.calibration_sums(text)["architecture"][3][0] == 1
+    assert store.query(text, agent_id="'; DROP TABLE decisions; --x") == []
+    assert store.count() == 1
+
+
+needs_model = pytest.mark.skipif(embedding.load_embedder() is None,
+                                 reason="the optional embedding packages are not installed")
+
+
+@needs_model
+def test_hybrid_finds_paraphrases(store: DecisionStore) -> None:
+    target = store.record(act("Store passwords with argon2id instead of sha1"), "a")
+    store.record(act("Put a CDN in front of static assets"), "a")
+    assert store.query("secure credential hashing", ranking="keyword") == []
+    hits = store.query("secure credential hashing", ranking="hybrid", limit=2)
+    assert hits[0]["id"] == target["id"] and hits[0]["keyword_similarity"] == 0.0
+
+
+def test_each_project_sees_its_own_decisions(open_store: StoreFactory, tmp_path: Path) -> None:
+    one = open_store(tmp_path / "one")
+    two = open_store(tmp_path / "two")
+    mine = one.record(act("Deploy with blue-green switches"), "a")
+    theirs = two.record(act("Deploy with canary releases"), "a")
+    assert ids(one.query("deploy")) == [mine["id"]] and ids(two.query("deploy")) == [theirs["id"]]
+    assert one.get(theirs["id"]) is None and one.count() == 1
+    with pytest.raises(DecisionInputError):
+        one.review(theirs["id"], "success")
+
+
+def test_the_sqlite_path_never_loads_the_postgresql_driver(project: Path) -> None:
+    """Without a database URL nothing of the PostgreSQL engine is imported (and a hook never
+    opens the store at all)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from governance.decisions.store import DecisionStore; "
+            "from governance.decisions.pre_action import pre_action; "
+            f"pre_action({str(project)!r}, 'a', {{'description': 'Use a queue', "
+            "'category': 'tooling', 'stakes': 'low', 'confidence': 0.5}); "
+            f"s = DecisionStore.for_project({str(project)!r}); s.query('queue'); "
+            "print(sorted(m for m in sys.modules if m.startswith(('psycopg', "
+            "'governance.storage.postgres', 'governance.storage.pool', "
+            "'governance.storage.migration'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
