@@ -63,6 +63,16 @@ class LedgerError(GovernanceError):
     """The audit ledger cannot be written or does not verify."""
 
 
+class ChainError(LedgerError):
+    """Shipped ledger records do not continue the central copy of their project's chain (a gap, a
+    fork, a rewritten record): ``seq`` names the first record that does not
+    (``governance.server.audit``)."""
+
+    def __init__(self, message: str, *, seq: int, fix: str | None = None) -> None:
+        self.seq = seq
+        super().__init__(message, fix=fix)
+
+
 class TelemetryError(GovernanceError):
     """The ledger's records cannot be sent to the OpenTelemetry collector (``governance.telemetry``)."""
 

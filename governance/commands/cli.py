@@ -56,6 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                "sessions; end a taint"),
     "bypass": ("governance.commands.bypass", "let strict knowledge show without blocking, for a "
                                              "while"),
+    "token": ("governance.commands.token", "per-agent tokens of the server: add (printed "
+                                           "once), list, revoke"),
     "org": ("governance.commands.org", "the organisation layer: pull its signed bundle, keygen, "
                                        "sign, status"),
     "reference": ("governance.commands.reference", "write the reference pages (matrix format, CLI) "

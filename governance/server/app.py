@@ -1,9 +1,11 @@
 """The HTTP surface as an ASGI application: ``/healthz``, ``/openapi.json``, ``POST /cstp``,
-``POST /hooks/{event}`` and ``GET /report`` (``governance.server.report_page``).
+``POST /hooks/{event}``, ``GET /report`` (``governance.server.report_page``) and the central copy
+of ledgers, ``POST /ledger/ship`` and ``GET /ledger/head`` (``governance.server.audit``).
 
 Every request is checked in this order: the ``Host`` header names a loopback host or the
-configured one (a web page cannot reach the server by DNS rebinding), then the bearer token
-(without it: 401 and nothing else; ``/healthz`` needs none), then the body size and how long the
+configured one (a web page cannot reach the server by DNS rebinding), then the bearer token:
+the project's, else a minted one (:mod:`governance.server.identity`; without either: 401 and
+nothing else; ``/healthz`` needs none; a token of another project: 403), then the body size and how long the
 body takes to arrive (a slow client holds up nobody: bodies are read asynchronously).
 
 A hook decision runs on the event loop itself, in arrival order: it takes well under a
@@ -33,6 +35,7 @@ from governance.project import governance_dir
 from governance.server import credential, protocol
 from governance.server.cstp import Service, credential_key
 from governance.server.hooks import HOOKS, hook_answer
+from governance.server.identity import Caller, Verifier, tokens_for
 from governance.server.ratelimit import RateLimiter
 from governance.server.workers import WORKERS, Workers, answer
 
@@ -58,6 +61,7 @@ class Settings:
     rate: float = 20.0                 # CSTP calls per second per agent
     burst: int = 60
     workers: int = WORKERS             # CSTP worker processes; 0: threads of this process
+    token_cache: float = 2.0           # seconds a minted token's lookup is kept (revoke bound)
     hosts: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +140,9 @@ class App:
         self.settings = settings
         self.started = time.time()
         self.service = Service(settings.project, RateLimiter(settings.rate, settings.burst))
+        self.verifier = Verifier(tokens_for(settings.project, self.service.database),
+                                 settings.token_cache)
+        self._project_id: str | None = None
         self.workers = Workers(settings.project, settings.workers) if settings.workers else None
         self.cstp_worker = ThreadPoolExecutor(CSTP_WORKERS, thread_name_prefix="governance-cstp")
         self.cstp_quick = ThreadPoolExecutor(QUICK_WORKERS,
@@ -204,15 +211,17 @@ class App:
                                     "version": self.version,
                                     "uptime_s": round(time.time() - self.started, 1)}).encode(), []
         given = credential.bearer(headers.get(b"authorization"))
-        if not credential.matches(given, self.settings.token):
-            raise Refused(401, "unauthorized", [(b"www-authenticate", b"Bearer")])
+        caller = Caller(credential_key(given, scope.get("client"))) \
+            if credential.matches(given, self.settings.token) else await self._minted(given)
+        if caller.role != "admin" and path != "/cstp" and path != "/openapi.json":
+            raise Refused(403, f"{path} takes the project's token or an admin token; "
+                               f"{caller.agent}'s token has the role {caller.role!r}")
         if path == "/openapi.json":
             if method != "GET":
                 raise Refused(405, "use GET", [(b"allow", b"GET")])
             return 200, self._openapi_document(), []
         if path == "/cstp":
-            return await self._cstp(method, headers, receive,
-                                    credential_key(given, scope.get("client")))
+            return await self._cstp(method, headers, receive, caller)
         if path.startswith("/hooks/"):
             return await self._hook(path[len("/hooks/"):], method, scope, headers, receive)
         if path == "/report":     # the live report page (governance.server.report_page)
@@ -220,7 +229,31 @@ class App:
 
             return await asyncio.get_running_loop().run_in_executor(
                 None, report_answer, self.settings.project, method, scope.get("query_string", b""))
+        if path in ("/ledger/ship", "/ledger/head"):   # the central copy (governance.server.audit)
+            from governance.server import audit
+
+            body = await self._body(headers, receive, audit.MAX_BODY) if method == "POST" else b""
+            return await asyncio.get_running_loop().run_in_executor(
+                None, audit.answer, self.settings.project, method, path,
+                scope.get("query_string", b""), body, caller.project)
         raise Refused(404, "no such endpoint; see /openapi.json")
+
+    async def _minted(self, given: str | None) -> Caller:
+        """The caller of a minted token (looked up by its hash off the event loop: a file or a
+        database), or a 401; a token scoped to another project: 403."""
+        found = None if not given else await asyncio.get_running_loop().run_in_executor(
+            None, self.verifier.caller, given)
+        if found is None:
+            raise Refused(401, "unauthorized", [(b"www-authenticate", b"Bearer")])
+        if found.project is not None:
+            if self._project_id is None:
+                from governance.storage.database import project_id
+
+                self._project_id = project_id(self.settings.project)
+            if found.project != self._project_id:
+                raise Refused(403, f"this token acts in project {found.project}; this server "
+                                   f"serves {self._project_id}")
+        return found
 
     def _openapi_document(self) -> bytes:
         if self._openapi is None:
@@ -260,7 +293,7 @@ class App:
                 return b"".join(chunks)
 
     async def _cstp(self, method: str, headers: dict[bytes, bytes], receive: Receive,
-                    who: str) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+                    who: Caller) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         if method != "POST":
             raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
         body = await self._body(headers, receive, self.settings.max_body)
@@ -277,14 +310,14 @@ class App:
             answer_ = await loop.run_in_executor(pool, answer, self.service, body, who)
         return (200, answer_, []) if answer_ is not None else (204, b"", [])
 
-    def _admitted(self, body: bytes, who: str) -> bool:
+    def _admitted(self, body: bytes, who: Caller) -> bool:
         """Whether the rate limit lets every call of ``body`` through now (their tokens are
         spent); a body it refuses, or that does not parse, is answered in this process, which
         says why call by call."""
         if self.service.limiter.rate <= 0:
             return True
         calls = _calls(body)
-        return calls > 0 and self.service.limiter.take(who, calls) == 0.0
+        return calls > 0 and self.service.limiter.take(who.key, calls) == 0.0
 
     async def _hook(self, event: str, method: str, scope: Scope, headers: dict[bytes, bytes],
                     receive: Receive) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:

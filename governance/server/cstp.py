@@ -38,7 +38,9 @@ from governance.decisions.writer import BatchWriter, identity
 from governance.errors import ConfigError, GovernanceError, StorageError
 from governance.ledger import chain
 from governance.project import governance_dir
+from governance.server.identity import Caller
 from governance.server.protocol import (
+    FORBIDDEN,
     GUARDRAIL_EVAL_FAILED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -293,11 +295,13 @@ class Identity:
 
     declared: str | None
     credential: str
+    authenticated: str | None = None   # a minted token's agent: it outranks the declared one
+    team: bool = False                 # a team-wide token: queries see every project
 
     @property
     def agent(self) -> str:
-        """The agent to record: the declared one, else the credential."""
-        return self.declared or self.credential
+        """The agent to record: the token's agent, else the declared one, else the credential."""
+        return self.authenticated or self.declared or self.credential
 
 
 def credential_key(token: str | None, peer: Any = None) -> str:
@@ -398,15 +402,24 @@ class Service:
             return SERVER_NAME
 
     # -- the call ------------------------------------------------------------------------------
-    def run(self, call: Call, credential: str) -> dict[str, Any]:
+    def run(self, call: Call, credential: str | Caller) -> dict[str, Any]:
         """Answer one call (raises :class:`RpcError`); audit it either way. The rate limit keys
-        on ``credential``; the declared agent is recorded as declared."""
-        who = Identity(declared_agent(call.params), credential)
+        on the authenticated caller (a bare string: the project token's key, an admin); the
+        declared agent is recorded as declared."""
+        caller = credential if isinstance(credential, Caller) else Caller(credential)
+        declared = declared_agent(call.params)
+        if caller.agent is not None and declared == caller.agent:
+            declared = None
+        who = Identity(declared, caller.key, caller.agent, caller.team)
         audit: dict[str, Any] = {"event": "CSTP", "method": call.method[:100], "agent": who.agent,
                                  "declared_agent": who.declared, "credential": who.credential,
                                  "rpc_id": str(call.id)[:100] if call.id is not None else None}
         started = time.perf_counter()
         try:
+            if not caller.may(call.method):
+                raise RpcError(FORBIDDEN, f"the token of {caller.agent or caller.key} has the role "
+                                          f"{caller.role!r}, which may not call {call.method!r}; "
+                                          "ask an admin for a token with a role that may")
             wait = self.limiter.take(who.credential)
             if wait:
                 raise RpcError(RATE_LIMITED, f"too many calls with this credential; retry in "
@@ -501,7 +514,8 @@ class Service:
         ranking = params.ranking or ranking_mode(load_compiled(self.project)["settings"])
         since = fields.moment(wanted.since, "filters.since")
         until = fields.moment(wanted.until, "filters.until")
-        store = self._store()
+        store = DecisionStore.for_team(self.database) if who.team and self.database \
+            else self._store()
         try:
             found = store.query(params.query or None, ranking=ranking, category=wanted.category,
                                 tags=wanted.tags, outcome=wanted.outcome,

@@ -25,11 +25,12 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RATE_LIMITED = -32002
+FORBIDDEN = -32003     # the caller's token has a role that may not call the method
 GUARDRAIL_EVAL_FAILED = -32004
 
 MESSAGES = {PARSE_ERROR: "Parse error", INVALID_REQUEST: "Invalid Request",
             METHOD_NOT_FOUND: "Method not found", INVALID_PARAMS: "Invalid params",
-            INTERNAL_ERROR: "Internal error", RATE_LIMITED: "Rate limited",
+            INTERNAL_ERROR: "Internal error", RATE_LIMITED: "Rate limited", FORBIDDEN: "Forbidden",
             GUARDRAIL_EVAL_FAILED: "Guardrail evaluation failed"}
 MAX_BATCH = 100
 

@@ -34,6 +34,7 @@ from governance.ledger import chain
 from governance.project import governance_dir
 from governance.server import protocol
 from governance.server.cstp import Service
+from governance.server.identity import Caller
 from governance.server.ratelimit import RateLimiter
 
 # Two: this machine's cores. The server's own process (HTTP, hooks, guardrail checks) takes
@@ -44,7 +45,7 @@ NICE = 5    # workers yield to the server's own process: a guardrail check is no
 _held: dict[str, Service] = {}    # in a worker process: its one service
 
 
-def answer(service: Service, body: bytes, who: str) -> bytes | None:
+def answer(service: Service, body: bytes, who: str | Caller) -> bytes | None:
     """The JSON-RPC answer to ``body`` from ``service`` (None for notifications only). ``who``
     is the caller's credential (see :func:`governance.server.cstp.credential_key`): the rate
     limit and the audit key on it, never on the agent a call declares."""
@@ -76,7 +77,7 @@ def _start(project: str) -> None:
     multiprocessing.util.Finalize(None, service.close, exitpriority=10)
 
 
-def _answer(body: bytes, who: str) -> bytes | None:
+def _answer(body: bytes, who: str | Caller) -> bytes | None:
     """In a worker process: the answer to one body."""
     return answer(_held["service"], body, who)
 
@@ -108,7 +109,7 @@ class Workers:
         for _ in range(self.count):
             pool.submit(_ready)
 
-    def submit(self, body: bytes, who: str) -> Future[bytes | None]:
+    def submit(self, body: bytes, who: str | Caller) -> Future[bytes | None]:
         """A worker's answer to ``body``, to come. A pool whose worker died is replaced."""
         pool = self._executor()
         try:

@@ -31,11 +31,13 @@ def _governance(*words: str, env: dict[str, str] | None = None
 def test_a_fresh_database_migrates_once_and_says_where_it_stands(cluster: Cluster) -> None:
     url = cluster.new_database()
     before = migration.status(url)
-    assert before["version"] == 0 and before["pending"] == ["0001_decisions"]
-    assert migration.migrate(url) == ["0001_decisions"]
+    shipped = [f"{m.version:04d}_{m.name}" for m in migration.available()]
+    assert before["version"] == 0 and before["pending"] == shipped
+    assert migration.migrate(url) == shipped
     assert migration.migrate(url) == []            # idempotent
     after = migration.status(url)
-    assert after == {**before, "version": migration.latest(), "applied": [1], "pending": []}
+    assert after == {**before, "version": migration.latest(),
+                     "applied": [m.version for m in migration.available()], "pending": []}
 
 
 def test_two_migrations_started_at_once_apply_the_schema_once(cluster: Cluster) -> None:
@@ -48,11 +50,12 @@ def test_two_migrations_started_at_once_apply_the_schema_once(cluster: Cluster) 
     results = [run.communicate(timeout=60) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], results
     applied = sorted(json.loads(out) for out, _ in results)
-    assert applied == [[], ["0001_decisions"]]     # one applied it, the other found it done
+    shipped = [f"{m.version:04d}_{m.name}" for m in migration.available()]
+    assert applied == [[], shipped]     # one applied them, the other found them done
     import psycopg
 
     with psycopg.connect(url) as conn:
-        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (len(shipped),)
 
 
 def test_db_commands(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,7 +68,7 @@ def test_db_commands(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> No
     assert json.loads(capsys.readouterr().out)["applied_now"] == []
     assert main(["db", "status", "--database", url, "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert found["engine"] == "postgresql" and found["version"] == 1 and not found["pending"]
+    assert found["engine"] == "postgresql" and found["version"] == migration.latest() and not found["pending"]
 
 
 def test_a_store_refuses_a_database_not_migrated(cluster: Cluster, project: Path) -> None:
