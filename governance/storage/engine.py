@@ -26,6 +26,28 @@ Where = tuple[list[str], list[Any]]   # an engine's SQL conditions on alias ``d`
 CalibrationRow = tuple[str, int, int, float, float, float, float, float]
 
 
+def column_filters(mark: str, category: str | None, outcome: str | None, agent_id: str | None,
+                   since: float | None, until: float | None) -> Where:
+    """The filters on the decisions' own columns as SQL conditions on alias ``d`` with ``mark``
+    for a parameter (``?`` for SQLite, ``%s`` for PostgreSQL); each engine adds its tag filter."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (("d.category", category), ("d.agent_id", agent_id)):
+        if value:
+            where.append(f"{column} = {mark}")
+            params.append(value)
+    if outcome == "unreviewed":
+        where.append("d.outcome IS NULL")
+    elif outcome:
+        where.append(f"d.outcome = {mark}")
+        params.append(outcome)
+    for condition, bound in ((f"d.created_at >= {mark}", since), (f"d.created_at < {mark}", until)):
+        if bound is not None:
+            where.append(condition)
+            params.append(bound)
+    return where, params
+
+
 class Record(NamedTuple):
     """One decision to store, as every engine stores it."""
 

@@ -21,7 +21,7 @@ from typing import Any
 from governance.errors import StorageError
 from governance.storage import bm25, pool
 from governance.storage.database import masked
-from governance.storage.engine import COLUMNS, CalibrationRow, Record, Row, Where
+from governance.storage.engine import COLUMNS, CalibrationRow, Record, Row, Where, column_filters
 
 SELECT = ", ".join(f"d.{name}" for name in COLUMNS)
 INSERTED = ("project_id", "seq", *COLUMNS[:15], "tag_list", "words", "frequencies", "search")
@@ -152,23 +152,7 @@ class PostgresEngine:
 
     def filters(self, category: str | None, tags: Sequence[str], outcome: str | None,
                 agent_id: str | None, since: float | None, until: float | None) -> Where:
-        where: list[str] = []
-        params: list[Any] = []
-        for column, value in (("d.category", category), ("d.agent_id", agent_id)):
-            if value:
-                where.append(f"{column} = %s")
-                params.append(value)
-        if outcome == "unreviewed":
-            where.append("d.outcome IS NULL")
-        elif outcome:
-            where.append("d.outcome = %s")
-            params.append(outcome)
-        if since is not None:
-            where.append("d.created_at >= %s")
-            params.append(since)
-        if until is not None:
-            where.append("d.created_at < %s")
-            params.append(until)
+        where, params = column_filters("%s", category, outcome, agent_id, since, until)
         if tags:
             where.append("d.tag_list @> %s::text[]")
             params.append([tag.lower() for tag in tags])

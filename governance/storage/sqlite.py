@@ -23,6 +23,7 @@ from governance.storage.engine import (
     Record,
     Row,
     Where,
+    column_filters,
 )
 
 SCHEMA_VERSION = 2
@@ -177,23 +178,7 @@ class SqliteEngine:
 
     def filters(self, category: str | None, tags: Sequence[str], outcome: str | None,
                 agent_id: str | None, since: float | None, until: float | None) -> Where:
-        where: list[str] = []
-        params: list[Any] = []
-        for column, value in (("d.category", category), ("d.agent_id", agent_id)):
-            if value:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if outcome == "unreviewed":
-            where.append("d.outcome IS NULL")
-        elif outcome:
-            where.append("d.outcome = ?")
-            params.append(outcome)
-        if since is not None:
-            where.append("d.created_at >= ?")
-            params.append(since)
-        if until is not None:
-            where.append("d.created_at < ?")
-            params.append(until)
+        where, params = column_filters("?", category, outcome, agent_id, since, until)
         for tag in tags:
             where.append("d.seq IN (SELECT seq FROM decision_tags WHERE tag = ?)")
             params.append(tag.lower())
