@@ -1,6 +1,7 @@
-"""The HTTP surface as an ASGI application: ``/healthz``, ``/openapi.json``, ``POST /cstp``,
-``POST /hooks/{event}``, ``GET /report`` (``governance.server.report_page``) and the central copy
-of ledgers, ``POST /ledger/ship`` and ``GET /ledger/head`` (``governance.server.audit``).
+"""The HTTP surface as an ASGI application: ``/healthz``, ``/readyz``, ``/openapi.json``,
+``POST /cstp``, ``POST /hooks/{event}``, ``GET /report`` (``governance.server.report_page``) and
+the central copy of ledgers, ``POST /ledger/ship`` and ``GET /ledger/head``
+(``governance.server.audit``).
 
 Every request is checked in this order: the ``Host`` header names a loopback host or the
 configured one (a web page cannot reach the server by DNS rebinding), then the bearer token:
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -127,6 +129,39 @@ def _calls(body: bytes) -> int:
     return len(found) if isinstance(found, list) else 0
 
 
+def readiness(project: str, database: str | None) -> tuple[bool, dict[str, Any]]:
+    """Whether the server can answer CSTP calls now, and why not: the decision store opens and, on
+    PostgreSQL, is reachable with no migration pending (``/readyz``, which needs no token, like
+    ``/healthz``, which says only that the process answers). The answer names no host, user or
+    database; errors.log has the driver's own words."""
+    from governance.errors import GovernanceError
+
+    if not database:
+        from governance.decisions.store import DecisionStore, db_path
+
+        try:
+            DecisionStore(db_path(project)).close()
+        except (OSError, sqlite3.Error, GovernanceError) as exc:
+            chain.log_error(governance_dir(project), f"readyz: {type(exc).__name__}: {exc}")
+            return False, {"status": "not ready", "engine": "sqlite",
+                           "reason": "the decision store does not open (errors.log says why)"}
+        return True, {"status": "ready", "engine": "sqlite"}
+    from governance.storage import migration
+
+    try:
+        found = migration.status(database)
+    except Exception as exc:   # the driver's own errors too: the database is not reachable
+        chain.log_error(governance_dir(project), f"readyz: {type(exc).__name__}: {exc}")
+        return False, {"status": "not ready", "engine": "postgresql",
+                       "reason": "the database does not answer (errors.log says why)"}
+    waiting = found["pending"] + found["changed"]
+    if waiting:
+        return False, {"status": "not ready", "engine": "postgresql",
+                       "reason": "migrations pending: " + ", ".join(waiting),
+                       "fix": "governance db migrate"}
+    return True, {"status": "ready", "engine": "postgresql", "version": found["version"]}
+
+
 def _stopped(call: protocol.Call) -> Any:
     raise protocol.RpcError(protocol.INTERNAL_ERROR,
                             "the worker process answering this call stopped before it answered "
@@ -210,6 +245,12 @@ class App:
             return 200, json.dumps({"status": "ok", "service": "claude-governance",
                                     "version": self.version,
                                     "uptime_s": round(time.time() - self.started, 1)}).encode(), []
+        if path == "/readyz":
+            if method not in ("GET", "HEAD"):
+                raise Refused(405, "use GET", [(b"allow", b"GET, HEAD")])
+            ready, found = await asyncio.get_running_loop().run_in_executor(
+                None, readiness, self.settings.project, self.service.database)
+            return (200 if ready else 503), json.dumps(found).encode(), []
         given = credential.bearer(headers.get(b"authorization"))
         caller = Caller(credential_key(given, scope.get("client"))) \
             if credential.matches(given, self.settings.token) else await self._minted(given)
