@@ -46,10 +46,16 @@ lint: setup
 ci: setup lint
     {{quote(py)}} -m pytest
 
-# hook cost against a bare interpreter (exits 1 when a target is missed), then ledger, decisions, report
-bench: setup
+# hook cost against a bare interpreter (exits 1 when a target is missed), then ledger, decisions, report; `just bench team [flags]`: the team database (docs/team.md)
+bench *which="": setup
     #!/usr/bin/env bash
     set -uo pipefail
+    set -- {{which}}
+    if [ "$#" -gt 0 ]; then
+        [ "$1" = team ] || { echo "just bench: no bench named '$1' (just bench, or just bench team)" >&2; exit 2; }
+        shift
+        exec {{quote(py)}} -m governance.bench.team "$@"
+    fi
     status=0
     {{quote(py)}} -m governance.bench.hooks || status=$?
     {{quote(py)}} -m governance.bench.ledger || status=$?
