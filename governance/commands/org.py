@@ -1,8 +1,9 @@
-"""``governance org pull|keygen|sign|status``: the organisation layer, distributed as signed bundles.
+"""``governance org pull|keygen|sign|publish|status``: the organisation layer, distributed as signed bundles.
 
 ``pull URL`` installs the bundle the team's server serves (root: it writes beside Claude Code's
 managed settings); ``keygen`` and ``sign`` are for the admin or the server that issues bundles;
-``status`` shows what is installed.
+``publish BUNDLE --server URL`` puts a signed bundle on the team's server (an admin token), which
+serves it at ``/org/bundle``; ``status`` shows what is installed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import argparse
 import json
 import os
 from typing import Any
+
+TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"
+ENDPOINT = "/org/bundle"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="the bundle's version: above every version issued before")
     sign.add_argument("-o", "--output", required=True, metavar="BUNDLE",
                       help="where to write the signed bundle (JSON)")
+    publish = sub.add_parser("publish", help="publish a signed bundle on the team's server, "
+                                             "which serves it at /org/bundle (admin token)")
+    publish.add_argument("bundle", metavar="BUNDLE",
+                         help="the signed bundle `governance org sign` wrote")
+    publish.add_argument("--server", required=True, metavar="URL",
+                         help="the server's address, like http://127.0.0.1:8765")
+    publish.add_argument("--token", help="an admin token of the server (default: "
+                                         "$GOVERNANCE_SERVER_TOKEN)")
     show = sub.add_parser("status", help="the installed bundle's version and files, and the "
                                          "organisation key's fingerprint")
     show.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -51,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         return keygen(args.private, args.public)
     if args.action == "sign":
         return sign(args.dir, args.key, args.version, args.output)
+    if args.action == "publish":
+        return publish(args.bundle, args.server, args.token)
     return status(args.json)
 
 
@@ -130,6 +144,71 @@ def collect(folder: str) -> dict[str, bytes]:
         with open(os.path.join(folder, name), "rb") as handle:
             files[name] = handle.read()
     return files
+
+
+def publish(path: str, server: str, token: str | None) -> int:
+    """PUT the bundle at ``path`` to ``server``'s ``/org/bundle`` with an admin token."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    from governance.organisation.bundle import BundleError
+
+    token = token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise BundleError("no token for the server; nothing was published",
+                          fix=f"pass an admin token with --token or {TOKEN_ENV} (the server's "
+                              "own, or one `governance token add --role admin` minted)")
+    parts = urlsplit(server if "://" in server else f"http://{server}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BundleError(f"--server {server!r} is not an http(s) URL",
+                          fix="give the server's address, like http://127.0.0.1:8765")
+    url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    if not url.endswith(ENDPOINT):
+        url += ENDPOINT
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise BundleError(f"the bundle cannot be read ({exc.strerror})", file=path,
+                          fix="pass the file `governance org sign -o BUNDLE` wrote") from None
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = kind(parts.hostname, parts.port, timeout=60)
+    try:
+        conn.request("PUT", urlsplit(url).path, data, {
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        response = conn.getresponse()
+        status, raw = response.status, response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise BundleError(f"cannot reach the server {url} ({reason}); nothing was published",
+                          fix="start it (`governance serve`) or check --server") from None
+    finally:
+        conn.close()
+    try:
+        found = json.loads(raw) if raw else {}
+    except ValueError:
+        found = {"error": raw[:200].decode("utf-8", "replace")}
+    if not isinstance(found, dict):
+        found = {"error": str(found)[:200]}
+    if status == 200:
+        if found.get("outcome") == "already published":
+            print(f"Version {found.get('version')} of the organisation bundle was already "
+                  f"published on {url}; nothing changed.")
+        else:
+            print(f"Published the organisation bundle version {found.get('version')} (issued "
+                  f"{found.get('issued')}) on {url}.\nEach machine installs it with: sudo "
+                  f"governance org pull {url}")
+        return 0
+    if status == 401:
+        raise BundleError(f"the server {url} refused the token (401); nothing was published",
+                          fix=f"pass an admin token of that server with --token or {TOKEN_ENV}")
+    if status == 403:
+        raise BundleError(f"the server {url} refused to publish (403: {found.get('error')}); "
+                          "nothing was published",
+                          fix=found.get("fix") or "publish with an admin token (`governance token "
+                                                  "add --agent NAME --role admin`) or the server's own")
+    raise BundleError(f"the server {url} refused the bundle ({status}: {found.get('error')})",
+                      file=path, fix=found.get("fix") or "see the server's errors.log")
 
 
 def status(as_json: bool) -> int:

@@ -1,16 +1,21 @@
 """``governance report``: one self-contained HTML page of what governance decided and saw
 (decisions over time, denials, asks, knowledge, intents, decision memory, tamper evidence), to
-read in any browser or attach to a review. ``--json`` prints the figures instead."""
+read in any browser or attach to a review. ``--json`` prints the figures instead. ``--server URL``
+fetches the page a server answers at ``/report`` instead: a shipped project's (``--project ID``)
+or every shipped project's together (``--project '*'``), from the server's central copy."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 DEFAULT_OUT = "report.html"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--project", help="project folder (default: found from the current one)")
+    parser.add_argument("--project", help="project folder (default: found from the current one); "
+                                          "with --server, a shipped project's id, or '*' for "
+                                          "every shipped project")
     parser.add_argument("--since", help="from this time: ISO 8601 (UTC) or an age like 7d, 12h")
     parser.add_argument("--until", help="up to this time: ISO 8601 (UTC) or an age")
     parser.add_argument("--state", help="only decisions taken in this state, e.g. DO")
@@ -21,6 +26,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--open", action="store_true", help="open the page in the browser")
     parser.add_argument("--json", dest="as_json", action="store_true",
                         help="print the figures as JSON instead of writing the page")
+    parser.add_argument("--server", metavar="URL",
+                        help="fetch the report from a server's /report (its central copy of "
+                             "shipped ledgers) instead of reading a local project")
+    parser.add_argument("--token", help="with --server: the server's token (default: "
+                                        "$GOVERNANCE_SERVER_TOKEN)")
+
+
+FIGURES = '<script type="application/json" id="figures">'
+
+
+def fetched(server: str, token: str | None, query: dict[str, str | None]) -> tuple[str, dict[str, Any]]:
+    """The page a server answers at ``/report`` for ``query``, and its figures; a refusal or an
+    unreachable server is a GovernanceError saying which."""
+    import http.client
+    import json
+    from urllib.parse import urlencode
+
+    from governance.errors import GovernanceError
+    from governance.ledger.shipping import Central
+
+    central = Central(server, token)
+    path = "/report?" + urlencode({name: value for name, value in query.items() if value})
+    try:
+        central.conn.request("GET", path, headers={"Authorization": f"Bearer {central.token}"})
+        response = central.conn.getresponse()
+        raw = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise GovernanceError(f"cannot reach the server {central.url} ({reason})",
+                              fix="start it (`governance serve`) or check --server") from None
+    finally:
+        central.close()
+    if response.status != 200:
+        try:
+            said = str(json.loads(raw).get("error"))
+        except (ValueError, AttributeError):
+            said = raw[:200].decode("utf-8", "replace")
+        raise GovernanceError(f"the server {central.url} answered {response.status} to {path}: "
+                              f"{said}", fix="pass the server's token with --token or "
+                              "$GOVERNANCE_SERVER_TOKEN" if response.status == 401 else None)
+    page = raw.decode("utf-8")
+    try:
+        figures: dict[str, Any] = json.loads(page.split(FIGURES, 1)[1].split("</script>", 1)[0])
+    except (IndexError, ValueError):
+        raise GovernanceError(f"the server {central.url} answered a page without its figures",
+                              fix="check that --server names a governance server") from None
+    return page, figures
+
+
+def _holds(figures: dict[str, Any]) -> bool | None:
+    """Whether the chain holds: the local ledger's verification, or each shipped project's
+    copy; None when it was not checked."""
+    if "team" in figures:
+        return all(row["head"]["links"] == "hold" for row in figures["team"]["projects"])
+    chain = figures["tamper"]["chain"]
+    return None if chain is None else bool(chain["ok"])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,9 +93,15 @@ def run(args: argparse.Namespace) -> int:
     from governance.report import selection
     from governance.report.figures import build
 
-    project = project_from_cli(args.project)
-    chosen = selection.parse(args.since, args.until, args.state, args.agent)
-    figures = build(project, chosen, fork=True)   # a command has no threads: it may fork
+    page = None
+    if args.server:
+        page, figures = fetched(args.server, args.token, {
+            "project": args.project, "since": args.since, "until": args.until,
+            "state": args.state, "agent": args.agent})
+    else:
+        project = project_from_cli(args.project)
+        chosen = selection.parse(args.since, args.until, args.state, args.agent)
+        figures = build(project, chosen, fork=True)   # a command has no threads: it may fork
     if args.as_json:
         print(json.dumps(figures, indent=2, ensure_ascii=False))
         return 0
@@ -42,13 +109,14 @@ def run(args: argparse.Namespace) -> int:
 
     out = os.path.abspath(args.out)
     try:
-        replace_file(out, render(figures).encode("utf-8"))
+        replace_file(out, (page if page is not None else render(figures)).encode("utf-8"))
     except OSError as exc:
         raise GovernanceError(f"the report could not be written to {out}: {exc.strerror or exc}",
                               file=out, fix="give --out a file in a folder you can write to"
                               ) from None
-    chain = figures["tamper"]["chain"]
-    status = "the chain verifies" if chain and chain["ok"] else "THE CHAIN IS BROKEN"
+    holds = _holds(figures)
+    status = "the chain is not verified" if holds is None else \
+        "the chain verifies" if holds else "THE CHAIN IS BROKEN"
     print(f"Wrote {out}: {figures['activity']['records']:,} records, {status} "
           f"({figures['timing']['total_s']:.2f} s).")
     if args.open:
@@ -57,4 +125,4 @@ def run(args: argparse.Namespace) -> int:
 
         if not webbrowser.open(Path(out).as_uri()):
             print("No browser could be started; open the file yourself.")
-    return 0 if chain is None or chain["ok"] else 1
+    return 0 if holds is not False else 1

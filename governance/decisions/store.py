@@ -95,13 +95,23 @@ class DecisionStore:
         url = database_url(database)
         if url is None:
             return cls(db_path(project_dir))
-        from governance.storage.database import project_id, require_driver
+        from governance.storage.database import project_id
+
+        return cls.for_project_id(url, project_id(project_dir),
+                                  stamp_dir=governance_dir(project_dir))
+
+    @classmethod
+    def for_project_id(cls, database: str, project: str, *, across: bool = False,
+                       stamp_dir: str | None = None) -> DecisionStore:
+        """Project ``project``'s rows in the PostgreSQL database ``database`` (a server that
+        serves many projects opens them by id); with ``across`` its queries, calibration and
+        patterns read every project's decisions while it records into its own."""
+        from governance.storage.database import require_driver
 
         require_driver()
         from governance.storage.postgres import PostgresEngine
 
-        return cls(engine=PostgresEngine(url, project_id(project_dir)),
-                   stamp_dir=governance_dir(project_dir))
+        return cls(engine=PostgresEngine(database, project, across=across), stamp_dir=stamp_dir)
 
     @classmethod
     def for_team(cls, database: str | None = None) -> DecisionStore:

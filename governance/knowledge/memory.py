@@ -327,21 +327,50 @@ def export_lines(store: MemoryStore) -> Iterator[str]:
 
 
 # -- reviewed decisions ----------------------------------------------------------------------------
-def decision_memories(project_dir: str) -> list[Memory]:
-    """One memory per pattern of reviewed decisions (abandoned ones left out)."""
+REVIEWED_PATTERNS = ("SELECT pattern, category, outcome, count(*), max(reviewed_at) FROM decisions "
+                     "WHERE outcome IN ('success', 'partial', 'failure') AND pattern != '' {}"
+                     "GROUP BY pattern, category, outcome")
+
+
+def _reviewed_patterns(project_dir: str) -> list[tuple[str, str, str, int, float | None]]:
+    """The reviewed decisions counted by pattern, category and outcome: from the project's
+    SQLite store, or its rows in the team's database (``GOVERNANCE_DATABASE_URL``). A store
+    that is missing or cannot be read has none."""
+    from governance.storage.database import database_url
+
+    url = database_url()
+    if url is not None:
+        from governance.errors import StorageError
+        from governance.storage.database import project_id
+
+        try:
+            import psycopg
+        except ImportError:   # the team extra is missing: the commands that need it say so
+            return []
+        from governance.storage.pool import borrowed
+
+        try:
+            with borrowed(url) as conn:
+                return [tuple(row) for row in conn.execute(
+                    REVIEWED_PATTERNS.format("AND project_id = %s "),
+                    (project_id(project_dir),)).fetchall()]
+        except (StorageError, psycopg.Error):
+            return []
     path = system.join(governance_dir(project_dir), "decisions.db")
     if not system.exists(path):
         return []
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
     try:
-        rows = db.execute(
-            "SELECT pattern, category, outcome, count(*), max(reviewed_at) FROM decisions "
-            "WHERE outcome IN ('success', 'partial', 'failure') AND pattern != '' "
-            "GROUP BY pattern, category, outcome").fetchall()
+        return db.execute(REVIEWED_PATTERNS.format("")).fetchall()
     except sqlite3.DatabaseError:
         return []
     finally:
         db.close()
+
+
+def decision_memories(project_dir: str) -> list[Memory]:
+    """One memory per pattern of reviewed decisions (abandoned ones left out)."""
+    rows = _reviewed_patterns(project_dir)
     grouped: dict[str, dict[str, Any]] = {}
     for pattern, category, outcome, count, reviewed in rows:
         entry = grouped.setdefault(pattern, {"counts": {}, "categories": set(), "at": 0.0})

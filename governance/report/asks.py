@@ -51,6 +51,11 @@ class Asks:
         del self.pending[call]
         self.answers[ANSWERS.get(str(rec.get("outcome")), "approved, ran")] += 1
 
+    def settle(self) -> None:
+        """A ledger ended (another project's follows): the asks still waiting have no result."""
+        self.answers[NO_RESULT] += len(self.pending)
+        self.pending.clear()
+
     def figures(self) -> dict[str, Any]:
         answers = Counter(self.answers)
         if self.pending:

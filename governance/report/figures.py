@@ -3,7 +3,9 @@ every section's counter as it is parsed (nothing is kept but the counts), then t
 decision store and the chain's verification.
 
 ``records`` is the reading: line by line, with a byte test on ``ts`` before a line is parsed when
-a time window is given, and a progress bar over the bytes read. ``ledger_stats`` and
+a time window is given, and a progress bar over the bytes read; ``parse_line`` reads a line
+from elsewhere the same way (a server's central copy: ``governance.report.team``, which feeds the
+same :class:`Sections`). ``ledger_stats`` and
 ``knowledge_stats`` are what ``governance stats`` and ``governance knowledge stats`` print.
 """
 
@@ -78,6 +80,33 @@ def records(gov_dir: str, progress: Progress | None = None, since: str = ""
                 yield rec
         if progress is not None:
             progress.advance(done)
+
+
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def parse_line(line: str, since: str = "", where: str = "") -> dict[str, Any] | None:
+    """One ledger line as :func:`records` reads it, for lines read from elsewhere than the
+    project's files (a server's central copy): None when it is older than ``since`` or is not one
+    JSON object. Raises LedgerError (naming ``where``) at a record in a later ledger format."""
+    if since and _older(line, since):
+        return None
+    try:
+        rec, end = _DECODE(line)
+    except ValueError:
+        try:
+            rec, end, line = json.loads(line), 0, ""
+        except ValueError:
+            return None
+    if type(rec) is not dict or (end < len(line) - 1 and line[end:].strip()):
+        return None
+    if rec.get("v", 1) != 1:
+        from governance.ledger.chain import UPGRADE, unknown_format
+
+        newer = unknown_format(rec)
+        if newer is not None:
+            raise LedgerError(f"{where}: {newer}" if where else newer, fix=UPGRADE)
+    return rec
 
 
 def ledger_size(gov_dir: str) -> int:

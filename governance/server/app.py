@@ -28,9 +28,10 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from governance.errors import StorageError
 from governance.hook import payload
 from governance.ledger import chain
 from governance.project import governance_dir
@@ -40,6 +41,7 @@ from governance.server.hooks import HOOKS, hook_answer
 from governance.server.identity import Caller, Verifier, tokens_for
 from governance.server.ratelimit import RateLimiter
 from governance.server.workers import WORKERS, Workers, answer
+from governance.storage.database import PROJECT_ID
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -47,6 +49,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "localhost.localdomain"})
 CSTP_MAX_BODY = 1024 * 1024
+PROJECT_HEADER = b"x-governance-project"   # the project a request acts in, on a team server
 
 
 @dataclass
@@ -162,6 +165,19 @@ def readiness(project: str, database: str | None) -> tuple[bool, dict[str, Any]]
     return True, {"status": "ready", "engine": "postgresql", "version": found["version"]}
 
 
+def named(caller: Caller, headers: dict[bytes, bytes]) -> Caller:
+    """The caller, with the project its request names in the ``X-Governance-Project`` header
+    (a project id, else 400)."""
+    raw = headers.get(PROJECT_HEADER)
+    if raw is None:
+        return caller
+    value = raw.decode("latin-1").strip()
+    if not PROJECT_ID.fullmatch(value):
+        raise Refused(400, f"X-Governance-Project is {value[:120]!r}, not a project id "
+                           "(letters, digits, '.', '_', '-'; at most 100)")
+    return replace(caller, named=value)
+
+
 def _stopped(call: protocol.Call) -> Any:
     raise protocol.RpcError(protocol.INTERNAL_ERROR,
                             "the worker process answering this call stopped before it answered "
@@ -251,6 +267,8 @@ class App:
             ready, found = await asyncio.get_running_loop().run_in_executor(
                 None, readiness, self.settings.project, self.service.database)
             return (200 if ready else 503), json.dumps(found).encode(), []
+        if path == "/org/bundle" and method in ("GET", "HEAD"):   # no token: signed, not secret
+            return await self._org_bundle(method, headers, receive, None)
         given = credential.bearer(headers.get(b"authorization"))
         caller = Caller(credential_key(given, scope.get("client"))) \
             if credential.matches(given, self.settings.token) else await self._minted(given)
@@ -262,14 +280,15 @@ class App:
                 raise Refused(405, "use GET", [(b"allow", b"GET")])
             return 200, self._openapi_document(), []
         if path == "/cstp":
-            return await self._cstp(method, headers, receive, caller)
+            return await self._cstp(method, headers, receive, named(caller, headers))
         if path.startswith("/hooks/"):
             return await self._hook(path[len("/hooks/"):], method, scope, headers, receive)
         if path == "/report":     # the live report page (governance.server.report_page)
             from governance.server.report_page import answer as report_answer
 
             return await asyncio.get_running_loop().run_in_executor(
-                None, report_answer, self.settings.project, method, scope.get("query_string", b""))
+                None, report_answer, self.settings.project, method, scope.get("query_string", b""),
+                caller.project)
         if path in ("/ledger/ship", "/ledger/head"):   # the central copy (governance.server.audit)
             from governance.server import audit
 
@@ -277,16 +296,31 @@ class App:
             return await asyncio.get_running_loop().run_in_executor(
                 None, audit.answer, self.settings.project, method, path,
                 scope.get("query_string", b""), body, caller.project)
+        if path == "/org/bundle":   # publishing it (governance.server.org_bundle), admin only
+            return await self._org_bundle(method, headers, receive, caller)
         raise Refused(404, "no such endpoint; see /openapi.json")
+
+    async def _org_bundle(self, method: str, headers: dict[bytes, bytes], receive: Receive,
+                          caller: Caller | None) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        from governance.server import org_bundle
+
+        body = await self._body(headers, receive, org_bundle.MAX_BODY) if method == "PUT" else b""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, org_bundle.answer, self.settings.project, method, body, headers, caller)
 
     async def _minted(self, given: str | None) -> Caller:
         """The caller of a minted token (looked up by its hash off the event loop: a file or a
-        database), or a 401; a token scoped to another project: 403."""
-        found = None if not given else await asyncio.get_running_loop().run_in_executor(
-            None, self.verifier.caller, given)
+        database), or a 401; on a server of one project (no team database) a token scoped to
+        another project: 403 (a team server serves every project: the token acts in its own)."""
+        try:
+            found = None if not given else await asyncio.get_running_loop().run_in_executor(
+                None, self.verifier.caller, given)
+        except StorageError as exc:   # the tokens' database is down: say so, retry later
+            raise Refused(503, f"the token cannot be checked now: {exc.render()}",
+                          [(b"retry-after", b"5")]) from None
         if found is None:
             raise Refused(401, "unauthorized", [(b"www-authenticate", b"Bearer")])
-        if found.project is not None:
+        if found.project is not None and not self.service.database:
             if self._project_id is None:
                 from governance.storage.database import project_id
 

@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -50,7 +50,7 @@ from governance.server.protocol import (
     RpcError,
 )
 from governance.server.ratelimit import RateLimiter
-from governance.storage.database import database_url
+from governance.storage.database import PROJECT_ID, database_url
 from governance.storage.engine import Engine
 
 Category = Literal["architecture", "process", "integration", "tooling", "security"]
@@ -58,10 +58,20 @@ Stakes = Literal["low", "medium", "high", "critical"]
 Outcome = Literal["success", "partial", "failure", "abandoned"]
 Text = Annotated[str, Field(min_length=1, max_length=fields.MAX_TEXT)]
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
+PROJECT_PATTERN = f"^{PROJECT_ID.pattern}$"
+KEPT_STORES = 512   # a worker thread's stores kept open, one per project (and reach) it served
 
 
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class MethodParams(Params):
+    """The params of a CSTP method."""
+
+    # The project the call acts in, on a server that serves many (``--database``); the
+    # ``X-Governance-Project`` header says the same for every call of a body.
+    project: Annotated[str, Field(pattern=PROJECT_PATTERN)] | None = None
 
 
 class Agent(BaseModel):
@@ -100,7 +110,7 @@ class Options(Params):
     include_patterns: bool = True
 
 
-class CheckGuardrails(Params):
+class CheckGuardrails(MethodParams):
     action: Action
     agent: Agent | None = None
 
@@ -110,7 +120,7 @@ AgentId = Annotated[str, Field(min_length=1, max_length=200,
                                             "(recorded as declared)")]
 
 
-class PreAction(Params):
+class PreAction(MethodParams):
     agent_id: AgentId | None = None
     action: Action
     options: Options | None = None
@@ -128,7 +138,7 @@ class Filters(Params):
                      ] | None = None
 
 
-class QueryDecisions(Params):
+class QueryDecisions(MethodParams):
     query: Annotated[str, Field(max_length=fields.MAX_TEXT)] = ""
     filters: Filters | None = None
     limit: Annotated[int, Field(ge=1, le=100)] = 10
@@ -136,7 +146,7 @@ class QueryDecisions(Params):
     agent: Agent | None = None
 
 
-class RecordDecision(Params):
+class RecordDecision(MethodParams):
     """The seed's flat shape: ``decision`` is the text of the decision."""
 
     decision: Text
@@ -151,19 +161,19 @@ class RecordDecision(Params):
     agent: Agent | None = None
 
 
-class ReviewDecision(Params):
+class ReviewDecision(MethodParams):
     id: Annotated[str, Field(min_length=1, max_length=200)]
     outcome: Outcome
     note: Annotated[str, Field(max_length=fields.MAX_TEXT)] = ""
     agent: Agent | None = None
 
 
-class GetCalibration(Params):
+class GetCalibration(MethodParams):
     category: Category | None = None
     agent: Agent | None = None
 
 
-class GetSessionContext(Params):
+class GetSessionContext(MethodParams):
     recent: Annotated[int, Field(ge=0, le=50)] = 10
     agent: Agent | None = None
 
@@ -277,7 +287,7 @@ RESULTS: dict[str, type[Result]] = {
 }
 
 
-PARAMS: dict[str, type[Params]] = {
+PARAMS: dict[str, type[MethodParams]] = {
     "cstp.preAction": PreAction,
     "cstp.checkGuardrails": CheckGuardrails,
     "cstp.queryDecisions": QueryDecisions,
@@ -297,6 +307,7 @@ class Identity:
     credential: str
     authenticated: str | None = None   # a minted token's agent: it outranks the declared one
     team: bool = False                 # a team-wide token: queries see every project
+    project: str | None = None         # the project id the call acts in; None: the served one
 
     @property
     def agent(self) -> str:
@@ -378,6 +389,7 @@ class Service:
         self._local = threading.local()
         self.database = database_url()
         self.writer = None if self.database else BatchWriter(db_path(project))
+        self._served_id: str | None = None
         self.methods: dict[str, Callable[[Any, Identity], dict[str, Any]]] = {
             "cstp.preAction": self.pre_action,
             "cstp.checkGuardrails": self.check_guardrails,
@@ -387,6 +399,39 @@ class Service:
             "cstp.getCalibration": self.get_calibration,
             "cstp.getSessionContext": self.get_session_context,
         }
+
+    def served_id(self) -> str:
+        """The id of the served project's rows (``GOVERNANCE_PROJECT_ID``, else its folder)."""
+        if self._served_id is None:
+            from governance.storage.database import project_id
+
+            self._served_id = project_id(self.project)
+        return self._served_id
+
+    def _acting(self, named: str | None, caller: Caller) -> str | None:
+        """The project a call acts in: a scoped token's own project (naming another is
+        forbidden), else the one the call names (``params.project`` or the
+        ``X-Governance-Project`` header), else None: the served project. Only a server on a team
+        database (``--database``) acts in projects other than its own."""
+        if named is not None and caller.named is not None and named != caller.named:
+            raise RpcError(INVALID_PARAMS, f"params.project is {named!r} but the "
+                                           f"X-Governance-Project header is {caller.named!r}; "
+                                           "name one project")
+        named = named or caller.named
+        if caller.project is not None:
+            if named is not None and named != caller.project:
+                raise RpcError(FORBIDDEN, f"the token of {caller.agent or caller.key} acts in "
+                                          f"project {caller.project}, not {named}")
+            named = caller.project
+        if named is None or named == self.served_id():
+            return None
+        if not self.database:
+            raise RpcError(INVALID_PARAMS, f"project {named!r}: this server keeps the decisions "
+                                           f"of one project, {self.served_id()}, in its SQLite "
+                                           "file; a server for many projects is started with "
+                                           "--database postgresql://... (docs/team.md)",
+                           [{"field": "project", "message": "not served here"}])
+        return named
 
     def close(self) -> None:
         """Write the decisions still queued and stop the writer (the worker threads are done)."""
@@ -432,6 +477,9 @@ class Service:
                 params = PARAMS[call.method].model_validate(call.params)
             except ValidationError as exc:
                 raise _invalid(exc) from None
+            who = replace(who, project=self._acting(params.project, caller))
+            if who.project is not None:
+                audit["project"] = who.project
             action = getattr(params, "action", None)
             if isinstance(action, Action):
                 audit["action"] = action.description[:300]
@@ -482,22 +530,31 @@ class Service:
     def pre_action(self, params: PreAction, who: Identity) -> dict[str, Any]:
         options = params.options.model_dump() if params.options else None
         try:
-            store: DecisionStore | None = self._store()
+            store: DecisionStore | None = self._store(who)
         except (sqlite3.Error, StorageError):   # pre_action opens it again, under the fail mode
             store = None
         result = pre_action(self.project, who.agent, _action(params.action), options,
                             store=store)
         return {**result, "agent": self.name(), "requesting_agent": who.agent}
 
-    def _store(self) -> DecisionStore:
-        """This thread's connection, opened again when the database file was replaced."""
+    def _store(self, who: Identity | None = None) -> DecisionStore:
+        """This thread's store for the project the call acts in (on SQLite the served one,
+        opened again when the database file was replaced). On PostgreSQL a team-wide token's
+        store reads every project and records into the one the call acts in."""
         if self.database:
-            kept: _Held | None = getattr(self._local, "database_store", None)
-            if kept is None:
-                opened = DecisionStore.for_project(self.project, self.database)
-                kept = self._local.database_store = _Held(None, None, engine=opened.engine,
-                                                          stamp_dir=opened.stamp_dir)
-            return kept
+            kept: dict[tuple[str, bool], _Held] | None = getattr(self._local, "stores", None)
+            if kept is None or len(kept) > KEPT_STORES:
+                kept = self._local.stores = {}
+            acting = who.project if who is not None else None
+            key = (acting or self.served_id(), who is not None and who.team)
+            store = kept.get(key)
+            if store is None:
+                opened = DecisionStore.for_project_id(
+                    self.database, key[0], across=key[1],
+                    stamp_dir=None if acting else governance_dir(self.project))
+                store = kept[key] = _Held(None, None, engine=opened.engine,
+                                          stamp_dir=opened.stamp_dir)
+            return store
         assert self.writer is not None
         path = db_path(self.project)
         held: tuple[_Held, tuple[int, int] | None] | None = getattr(self._local, "store", None)
@@ -514,8 +571,7 @@ class Service:
         ranking = params.ranking or ranking_mode(load_compiled(self.project)["settings"])
         since = fields.moment(wanted.since, "filters.since")
         until = fields.moment(wanted.until, "filters.until")
-        store = DecisionStore.for_team(self.database) if who.team and self.database \
-            else self._store()
+        store = self._store(who)
         try:
             found = store.query(params.query or None, ranking=ranking, category=wanted.category,
                                 tags=wanted.tags, outcome=wanted.outcome,
@@ -537,7 +593,7 @@ class Service:
                "tags": params.tags, "pattern": params.pattern or "",
                "context": {"note": context} if isinstance(context, str) else context or {}}
         clean = fields.action(raw, require_tags=False, require_pattern=False)
-        store = self._store()
+        store = self._store(who)
         try:
             filled, quality = complete(clean, settings, store, key=None)
             recorded = store.record(filled, who.agent, current_state(self.project))
@@ -547,7 +603,7 @@ class Service:
                 "quality": quality, "agent": who.agent}
 
     def review_decision(self, params: ReviewDecision, who: Identity) -> dict[str, Any]:
-        store = self._store()
+        store = self._store(who)
         try:
             reviewed = store.review(params.id, params.outcome, params.note)
         finally:
@@ -556,13 +612,27 @@ class Service:
                 "decision": reviewed, "agent": who.agent}
 
     def get_calibration(self, params: GetCalibration, who: Identity) -> dict[str, Any]:
-        store = self._store()
+        """The agent's calibration where its token reads: its project, or every project for a
+        team-wide token (on a team database), then with the named project's own figures beside
+        them (``projectCalibration``)."""
+        store = self._store(who)
         try:
             report = report_from_sums(store.calibration_sums(who.agent, params.category),
                                       params.category)
         finally:
             store.close()
-        return {**report, "agent": who.agent}
+        team = who.team and bool(self.database)
+        answer = {**report, "agent": who.agent, "scope": "team" if team else "project"}
+        if team and who.project is not None:
+            own = self._store(replace(who, team=False))
+            try:
+                answer["projectCalibration"] = {
+                    "project": who.project,
+                    **report_from_sums(own.calibration_sums(who.agent, params.category),
+                                       params.category)}
+            finally:
+                own.close()
+        return answer
 
     def get_session_context(self, params: GetSessionContext, who: Identity) -> dict[str, Any]:
         """What an agent should know when it starts: the cycle state, its calibration, the
@@ -571,7 +641,7 @@ class Service:
             compiled = load_compiled(self.project)
         except ConfigError as exc:
             raise RpcError(GUARDRAIL_EVAL_FAILED, exc.render()) from None
-        store = self._store()
+        store = self._store(who)
         try:
             report = report_from_sums(store.calibration_sums(who.agent))
             recent = store.query(None, limit=params.recent) if params.recent else []
@@ -583,7 +653,7 @@ class Service:
                        "scope": {k: list(r[k]) for k in ("categories", "states", "primitives")
                                  if r[k]}}
                       for r in compiled["rules"]]
-        return {"agent": who.agent, "project": os.path.basename(self.project),
+        return {"agent": who.agent, "project": who.project or os.path.basename(self.project),
                 "state": current_state(self.project), "calibration": report,
                 "recentDecisions": recent, "decisionCount": total,
                 "activeGuardrails": guardrails, "evaluatedAt": timestamp()}

@@ -2,7 +2,9 @@
 
 ``serve`` binds the socket itself (so the record names the real port, even for ``--port 0``),
 holds ``server.lock`` while it runs (a second server for the same project is refused), writes the
-record, and runs uvicorn on the socket until SIGTERM or SIGINT, which finish the calls under way.
+record, and runs uvicorn on the socket until SIGTERM or SIGINT. Then it drains: it stops accepting,
+lets the calls under way finish (at most :data:`DRAIN` seconds, then they are cancelled), stops the
+worker processes once their calls are answered and writes the decisions still queued, and exits 0.
 ``status`` and ``stop`` read the record; ``stop`` sends SIGTERM and waits.
 """
 
@@ -25,6 +27,7 @@ from governance.project import ensure_dir, governance_dir, replace_file
 RECORD_NAME = "server.json"
 LOCK_NAME = "server.lock"
 DEFAULT_PORT = 8765
+DRAIN = 10    # seconds the calls under way at SIGTERM have to finish
 
 
 class ServerError(GovernanceError):
@@ -137,7 +140,7 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
         app = App(settings)
         config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False,
                                 server_header=False, date_header=False,
-                                timeout_keep_alive=5, timeout_graceful_shutdown=10,
+                                timeout_keep_alive=5, timeout_graceful_shutdown=DRAIN,
                                 limit_concurrency=512, http=Connection, loop="uvloop")
         server = uvicorn.Server(config)
         record = {"pid": os.getpid(), "url": url, "host": listen.host, "port": port,

@@ -54,6 +54,7 @@ class Caller:
     role: str = "admin"
     project: str | None = None     # the project id a scoped token acts in; None: team-wide
     agent: str | None = None       # a minted token's agent name
+    named: str | None = None       # the project the request names (``X-Governance-Project``)
 
     def may(self, method: str) -> bool:
         allowed = ROLES.get(self.role)

@@ -16,7 +16,9 @@ before.
 
 A worker that dies (killed, out of memory) fails the calls it held with a JSON-RPC internal error
 naming the cause; the pool is started again for the next call. Workers ignore SIGINT (a Ctrl-C in
-the terminal reaches the whole process group): the server stops them when its calls are done.
+the terminal reaches the whole process group) and SIGTERM (a service manager's stop reaches every
+process of the service): the server stops them when its calls are done. A worker whose server is
+gone (killed) ends within a second.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import multiprocessing.util
 import os
 import signal
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -64,9 +67,19 @@ def answer(service: Service, body: bytes, who: str | Caller) -> bytes | None:
     return protocol.answer(body, run)
 
 
+def _orphaned(server: int) -> None:
+    """End this worker once its server is gone (nothing would read its answers)."""
+    while os.getppid() == server:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def _start(project: str) -> None:
     """A worker process's start: its service (no rate limit: the server took it already)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threading.Thread(target=_orphaned, args=(os.getppid(),), name="governance-orphaned",
+                     daemon=True).start()
     try:
         os.nice(NICE)
     except OSError:

@@ -4,8 +4,10 @@ in ``schema_migrations`` with its checksum.
 
 :func:`migrate` holds a session advisory lock (:data:`LOCK_KEY`) while it reads what was applied and
 applies the rest, so two servers started at once with ``--migrate`` apply each migration once (the
-second waits, then finds nothing to do). A SQLite store migrates itself when it is opened (its
-``user_version``, :mod:`governance.storage.sqlite`).
+second waits, then finds nothing to do). A migration may run long: its connection has no statement
+timeout (:data:`governance.storage.pool.STATEMENT_TIMEOUT_ENV` bounds the other statements). A
+SQLite store migrates itself when it is opened (its ``user_version``,
+:mod:`governance.storage.sqlite`).
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def migrate(url: str) -> list[str]:
 
     done = []
     with connect(url) as conn:
+        conn.execute("SET statement_timeout = 0")   # a migration may rewrite a large table
         conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
         try:
             conn.execute(TABLE)

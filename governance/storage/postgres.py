@@ -48,16 +48,21 @@ def _no_nul(record: Record) -> None:
 
 class PostgresEngine:
     """One project's decisions (or, with ``project_id=None``, every project's, read-only) in the
-    PostgreSQL database at ``url``."""
+    PostgreSQL database at ``url``. With ``across``, a project's store reads every project's
+    decisions and writes into its own: how an agent with a team-wide token learns across
+    repositories while its decisions stay in the project it acts in."""
 
     name = "postgresql"
 
-    def __init__(self, url: str, project_id: str | None) -> None:
+    def __init__(self, url: str, project_id: str | None, *, across: bool = False) -> None:
         import psycopg
 
         self.url = url
         self.project_id = project_id
-        self.where = masked(url) + (f" (project {project_id})" if project_id else " (team)")
+        self.across = across or project_id is None
+        self.where = masked(url) + (f" (project {project_id}" + (", reading the team)" if across
+                                                                 else ")")
+                                    if project_id else " (team)")
         self.integrity_errors: tuple[type[BaseException], ...] = (psycopg.errors.UniqueViolation,)
         if (url, "current") not in _CHECKED:
             from governance.storage.migration import require_current
@@ -70,6 +75,12 @@ class PostgresEngine:
         return None   # the process's pool stays open for the next store
 
     def _scope(self, alias: str = "d") -> tuple[str, list[Any]]:
+        if self.across:
+            return "TRUE", []
+        return f"{alias}.project_id = %s", [self.project_id]
+
+    def _own(self, alias: str = "d") -> tuple[str, list[Any]]:
+        """The rows of the project itself (a decision's id is unique within its project)."""
         if self.project_id is None:
             return "TRUE", []
         return f"{alias}.project_id = %s", [self.project_id]
@@ -130,7 +141,7 @@ class PostgresEngine:
             return list(conn.execute(sql, params).fetchall())
 
     def get(self, decision_id: str) -> Row | None:
-        scope, params = self._scope()
+        scope, params = self._own()
         found = self._rows(f"SELECT {SELECT} FROM decisions d WHERE {scope} AND d.id = %s "
                            f"ORDER BY d.gid LIMIT 1", [*params, decision_id])
         return found[0] if found else None
@@ -180,7 +191,7 @@ class PostgresEngine:
         match = bm25.tsquery(terms)
         if recent:   # the newest matches only, then by score
             window, budget = recent
-            if self.project_id is None:
+            if self.across:
                 newer, floor = ("m.gid > (SELECT coalesce(max(gid), 0) FROM decisions) - %s",
                                 window)
                 order = "m.gid DESC"
@@ -236,7 +247,7 @@ class PostgresEngine:
 
     # -- sentence vectors ----------------------------------------------------------------------
     def seq_of(self, decision_id: str) -> int | None:
-        scope, params = self._scope()
+        scope, params = self._own()
         found = self._rows(f"SELECT d.gid FROM decisions d WHERE {scope} AND d.id = %s "
                            f"ORDER BY d.gid LIMIT 1", [*params, decision_id])
         return int(found[0][0]) if found else None

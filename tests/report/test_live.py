@@ -55,8 +55,8 @@ def test_the_live_report_needs_the_token_and_takes_filters(live: Served) -> None
 
 
 @pytest.mark.parametrize(("query", "status", "said"), [
-    ("?project=billing-api", 404, "this server serves one project, shop-api"),
-    ("?project=/elsewhere/shop-api", 404, "a report across projects needs a team server"),
+    ("?project=billing-api", 404, "no project billing-api here: this server serves shop-api"),
+    ("?project=/elsewhere/shop-api", 404, "and no ledger was shipped to it"),
     ("?sate=DO", 400, "unknown filter 'sate': the report takes project, agent, state, since"),
     ("?since=yesterday", 400, "since: not a time: 'yesterday'"),
 ])

@@ -161,10 +161,18 @@ def test_the_command_names_a_bad_option_and_a_broken_chain(project: Path, tmp_pa
     assert (tmp_path / "r.html").exists()
 
 
-def test_a_shared_decision_database_is_named_not_read(project: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_shared_decision_database_is_read_and_named_when_down(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``GOVERNANCE_DATABASE_URL`` the section reads the project's rows there (the figures
+    on both engines: tests/storage/test_same_answers.py); a database that is down is named, its
+    password masked, and the page still builds (never the project's SQLite file instead)."""
     fixture.write(project)
-    monkeypatch.setenv("GOVERNANCE_DATABASE_URL", "postgresql://team@db.internal/governance")
+    monkeypatch.setenv("GOVERNANCE_DATABASE_URL",
+                       "postgresql://team:s3cret@/governance?host=/nonexistent")
+    monkeypatch.setenv("GOVERNANCE_DATABASE_POOL_TIMEOUT", "1")
     found = build(str(project), Selection(), show_progress=False)
-    assert not found["memory"]["present"] and "shared database" in found["memory"]["note"]
-    assert "Not shown: the decisions are in a shared database" in render(found)
+    memory = found["memory"]
+    assert memory["present"] and "error" in memory and "s3cret" not in str(memory), memory
+    assert "team:***@" in memory["path"]
+    page = render(found)
+    assert "The decision store could not be read" in page and "s3cret" not in page

@@ -63,4 +63,7 @@ def test_no_5xx_and_every_answer_as_described(fuzzed: Served) -> None:
                 continue
             tried.append(f"{operation.method.upper()} {operation.path} {mode.value}")
     assert {"POST /cstp negative", "POST /hooks/{event} negative", "GET /healthz positive",
-            "POST /cstp positive", "POST /hooks/{event} positive"} <= set(tried), tried
+            "POST /cstp positive", "POST /hooks/{event} positive", "GET /readyz positive",
+            "GET /report positive", "GET /ledger/head positive", "POST /ledger/ship positive",
+            "POST /ledger/ship negative", "GET /org/bundle positive", "PUT /org/bundle positive",
+            "PUT /org/bundle negative"} <= set(tried), tried

@@ -2,7 +2,8 @@
 
 The cluster is the real server (Debian's ``postgresql`` package; ``.ci/run`` installs it): initdb
 into a temporary folder, ``pg_ctl start`` listening on a Unix socket in that folder only, stopped
-at the end. initdb and postgres refuse to run as root, so under root (CI) they run as ``nobody``
+at the end (``Cluster.stop`` and ``Cluster.start`` restart it in between, as an operator or a
+crash would). initdb and postgres refuse to run as root, so under root (CI) they run as ``nobody``
 (``setpriv``), which owns the folder. Without the binaries or psycopg the PostgreSQL tests skip,
 saying why; the SQLite half runs everywhere.
 """
@@ -16,7 +17,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,29 @@ class Cluster:
 
     folder: str
     names: Iterator[int]
+    binaries: str = ""
+    owner: list[str] = field(default_factory=list)
+
+    def _pg_ctl(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        options = (f"-k {self.folder} -c listen_addresses='' -c fsync=off "
+                   f"-c full_page_writes=off")
+        return subprocess.run(
+            [*self.owner, f"{self.binaries}/pg_ctl", "-D", os.path.join(self.folder, "data"),
+             "-o", options, "-l", os.path.join(self.folder, "server.log"), *args],
+            capture_output=True, env={**os.environ, "LC_ALL": "C.UTF-8"}, cwd=self.folder)
+
+    def start(self) -> None:
+        """Start the server (again); this process's pools are opened afresh at their next use."""
+        done = self._pg_ctl("-w", "-t", "30", "start")
+        assert done.returncode == 0, done.stderr.decode()
+        from governance.storage import pool
+
+        pool.close_all()     # their connections died with the server that was stopped
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server: ``fast`` ends every session at once (as a restart of the host)."""
+        done = self._pg_ctl("-m", mode, "-w", "-t", "30", "stop")
+        assert done.returncode == 0, done.stderr.decode()
 
     def url(self, database: str) -> str:
         return f"postgresql:///{database}?host={self.folder}&user={USER}"
@@ -87,18 +111,15 @@ def cluster() -> Iterator[Cluster]:
     subprocess.run([*owner, f"{binaries}/initdb", "-D", data, "-U", USER, "--auth=trust",
                     "-E", "UTF8", "--no-sync", "--no-instructions"],
                    check=True, capture_output=True, env=env, cwd=folder)
-    options = f"-k {folder} -c listen_addresses='' -c fsync=off -c full_page_writes=off"
-    subprocess.run([*owner, f"{binaries}/pg_ctl", "-D", data, "-o", options,
-                    "-l", os.path.join(folder, "server.log"), "-w", "-t", "30", "start"],
-                   check=True, capture_output=True, env=env, cwd=folder)
+    server = Cluster(folder, itertools.count(1), binaries, owner)
+    server.start()
     try:
-        yield Cluster(folder, itertools.count(1))
+        yield server
     finally:
         from governance.storage import pool
 
         pool.close_all()
-        subprocess.run([*owner, f"{binaries}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"],
-                       capture_output=True, env=env, cwd=folder)
+        server._pg_ctl("-m", "fast", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
 
 

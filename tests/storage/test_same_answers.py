@@ -93,3 +93,38 @@ def test_pre_action_answers_the_same(corpus: tuple[DecisionStore, DecisionStore,
             answer.pop("evaluatedAt")
         assert answers[0] == answers[1]
         assert answers[0]["relevant_decisions"] or not sqlite.query(text)
+
+
+def test_the_reports_decision_memory_and_reviewed_patterns_are_the_same(
+        corpus: tuple[DecisionStore, DecisionStore, list[str]], database: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the report's decision-memory section and the knowledge index read: the same figures
+    from the project's SQLite file as from its rows in the team's database."""
+    import sqlite3
+
+    from governance.knowledge.memory import decision_memories
+    from governance.report import memory, selection
+
+    sqlite, _, _ = corpus
+    project = Path(sqlite.path).parent
+    (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
+    copy = sqlite3.connect(str(project / ".claude" / "governance" / "decisions.db"))
+    sqlite.db.backup(copy)
+    copy.close()
+    chosen = [selection.parse(None, None, None, None),
+              selection.parse(None, None, None, "agent-3"),
+              selection.parse("2020-01-01", "2030-12-31", None, None)]
+
+    def read() -> tuple[list[dict[str, Any]], list[Any]]:
+        found = [memory.figures(str(project), s) for s in chosen]
+        for figures in found:
+            assert figures["present"] and "error" not in figures, figures
+            figures.pop("path")
+        return found, decision_memories(str(project))
+
+    monkeypatch.delenv("GOVERNANCE_DATABASE_URL", raising=False)
+    on_sqlite = read()
+    monkeypatch.setenv("GOVERNANCE_DATABASE_URL", database)
+    on_postgres = read()
+    assert on_sqlite[0][0]["decisions"] == SIZE and on_sqlite[1]
+    assert on_sqlite == on_postgres
