@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from governance.errors import GovernanceError
 
 FORMAT = 1
+MAX_VERSION = 2**63 - 1              # a PostgreSQL bigint (the server keeps it in one)
 FIELDS = ("format", "version", "issued", "files")
 ALLOWED = "activity_matrix.yaml, guardrails.yaml, sops/<name>.ai.sop"
 _NAME = re.compile(r"(?:activity_matrix\.yaml|guardrails\.yaml"
@@ -108,11 +109,7 @@ def verify(data: bytes, key: Ed25519PublicKey, source: str) -> Bundle:
     if not isinstance(document, dict):
         raise BundleError("this is not a bundle (not a JSON object); nothing was installed",
                           file=source, fix="check the URL: it must serve the bundle's JSON")
-    if "signature" not in document:
-        raise BundleError("the bundle is unsigned, so it is refused; nothing was installed",
-                          file=source, fix="serve a bundle signed with the organisation's key "
-                                           "(`governance org sign DIR --key PRIVATE ...`)")
-    _check_shape(document, source)
+    check_shape(document, source)
     try:
         signature = base64.b64decode(document["signature"], validate=True)
         key.verify(signature, canonical(document))
@@ -135,10 +132,17 @@ def verify(data: bytes, key: Ed25519PublicKey, source: str) -> Bundle:
     return Bundle(document["version"], document["issued"], files)
 
 
-def _check_shape(document: dict[str, object], source: str) -> None:
+def check_shape(document: dict[str, object], source: str, outcome: str = "installed") -> None:
+    """Refuse (a :class:`BundleError` naming ``source``) a document that is unsigned or not of
+    the bundle's shape, before its signature is checked; ``outcome``: what did not happen."""
+    if "signature" not in document:
+        raise BundleError(f"the bundle is unsigned, so it is refused; nothing was {outcome}",
+                          file=source, fix="sign it with the organisation's key "
+                                           "(`governance org sign DIR --key PRIVATE ...`)")
+
     def refuse(what: str) -> BundleError:
         return BundleError(f"this is not a bundle of format {FORMAT}: {what}; nothing was "
-                           "installed", file=source,
+                           f"{outcome}", file=source,
                            fix="build the bundle with `governance org sign` (or a governance "
                                "as recent as the server's)")
 
@@ -148,9 +152,10 @@ def _check_shape(document: dict[str, object], source: str) -> None:
     if unknown:
         raise refuse(f"unknown field(s) {', '.join(unknown)}")
     version = document.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise refuse(f"its version is {version!r}, not an integer >= 1")
-    if not isinstance(document.get("issued"), str):
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_VERSION:
+        raise refuse(f"its version is {version!r}, not an integer from 1 to {MAX_VERSION}")
+    issued = document.get("issued")
+    if not isinstance(issued, str) or not 0 < len(issued) <= 64 or "\0" in issued:
         raise refuse("its issued time is missing")
     files = document.get("files")
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):

@@ -64,14 +64,20 @@ def tsquery(terms: list[str]) -> str:
 
 
 def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: str
-         ) -> tuple[str, list[Any]]:
-    """The SQL expression of a decision's BM25 score (on ``alias``, with the mean length
-    ``avgdl``), and its parameters, for ``terms`` held by ``docs`` of ``total`` decisions."""
-    frequency = f"coalesce(({alias}.frequencies ->> %s)::float8, 0)"
-    one = (f"%s * (({frequency} * %s) / ({frequency} + %s * (%s + %s * "
-           f"{alias}.words::float8 / {avgdl})))")
+         ) -> tuple[str, list[Any], str, list[Any]]:
+    """The SQL of a decision's BM25 score (on ``alias``, with the mean length ``avgdl``) for
+    ``terms`` held by ``docs`` of ``total`` decisions: the score's expression and its parameters,
+    and the ``LATERAL`` subquery (aliased ``f``, joined after ``alias`` and ``avgdl``'s source)
+    and its parameters, which read each term's frequency and the length's norm once per row."""
+    columns = [f"coalesce(({alias}.frequencies ->> %s)::float8, 0) AS f{k}"
+               for k in range(len(terms))]
+    lateral = (f"SELECT {', '.join(columns)}, %s * (%s + %s * {alias}.words::float8 / {avgdl}) "
+               f"AS norm OFFSET 0")    # OFFSET 0: kept a subquery, not inlined into each use
+    lateral_params: list[Any] = [*terms, K1, 1 - B, B]
+    parts: list[str] = []
     params: list[Any] = []
-    for term in terms:
+    for k, term in enumerate(terms):
         ratio = (total - docs[term] + 0.5) / (docs[term] + 0.5)
-        params += [math.log(ratio) if ratio > 1 else 1e-6, term, K1 + 1.0, term, K1, 1 - B, B]
-    return " + ".join([one] * len(terms)), params
+        parts.append(f"%s * ((f.f{k} * %s) / (f.f{k} + f.norm))")
+        params += [math.log(ratio) if ratio > 1 else 1e-6, K1 + 1.0]
+    return " + ".join(parts), params, lateral, lateral_params

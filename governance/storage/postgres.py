@@ -185,9 +185,10 @@ class PostgresEngine:
             return []
         scope, scoped = self._scope("m")
         mean, meaned = self._scope("p")
-        rank, ranking = bm25.rank(terms, total, docs, "m", "a.avgdl")
+        rank, ranking, per_row, read = bm25.rank(terms, total, docs, "m", "a.avgdl")
         lengths = (f"(SELECT coalesce(sum(words), 0)::float8 / greatest(coalesce(sum("
-                   f"decisions), 0), 1)::float8 AS avgdl FROM projects p WHERE {mean}) AS a")
+                   f"decisions), 0), 1)::float8 AS avgdl FROM projects p WHERE {mean}) AS a "
+                   f"CROSS JOIN LATERAL ({per_row}) AS f")
         match = bm25.tsquery(terms)
         if recent:   # the newest matches only, then by score
             window, budget = recent
@@ -197,14 +198,14 @@ class PostgresEngine:
                 order = "m.gid DESC"
             else:
                 newer, floor, order = "m.seq > %s", total - window, "m.seq DESC"
-            inner = (f"SELECT gid, score FROM (SELECT m.gid, {rank} AS score FROM decisions m, "
-                     f"{lengths} WHERE {scope} AND m.search @@ %s::tsquery AND {newer} "
+            inner = (f"SELECT gid, score FROM (SELECT m.gid, {rank} AS score FROM decisions m "
+                     f"CROSS JOIN {lengths} WHERE {scope} AND m.search @@ %s::tsquery AND {newer} "
                      f"ORDER BY {order} LIMIT %s) AS newest ORDER BY score DESC, gid LIMIT %s")
-            inner_params = [*ranking, *meaned, *scoped, match, floor, budget, ranked]
+            inner_params = [*ranking, *meaned, *read, *scoped, match, floor, budget, ranked]
         else:
-            inner = (f"SELECT m.gid, {rank} AS score FROM decisions m, {lengths} WHERE {scope} "
-                     f"AND m.search @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
-            inner_params = [*ranking, *meaned, *scoped, match, ranked]
+            inner = (f"SELECT m.gid, {rank} AS score FROM decisions m CROSS JOIN {lengths} "
+                     f"WHERE {scope} AND m.search @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
+            inner_params = [*ranking, *meaned, *read, *scoped, match, ranked]
         conditions, params = where
         sql = (f"SELECT {SELECT}, d.gid FROM ({inner}) AS hits JOIN decisions d "
                f"ON d.gid = hits.gid"
