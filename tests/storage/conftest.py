@@ -10,7 +10,6 @@ saying why; the SQLite half runs everywhere.
 
 from __future__ import annotations
 
-import glob
 import itertools
 import os
 import shutil
@@ -22,19 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from governance.bench.cluster import NOBODY, USER
+from governance.bench.cluster import binaries as _binaries
 from governance.decisions.store import DecisionStore
-
-NOBODY = 65534
-USER = "governance"
-
-
-def _binaries() -> str | None:
-    """The folder of initdb and pg_ctl: Debian's (not on PATH), else PATH's."""
-    for folder in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if os.path.exists(os.path.join(folder, "pg_ctl")):
-            return folder
-    found = shutil.which("pg_ctl")
-    return os.path.dirname(found) if found and shutil.which("initdb") else None
 
 
 def _as_owner() -> list[str]:
