@@ -82,7 +82,7 @@ def _fixed(description: str, **properties: Any) -> dict[str, Any]:
 def _bundle_schemas() -> dict[str, Any]:
     """The organisation's signed bundle (governance/organisation/bundle.py) and what a publish
     answers."""
-    from governance.server.org_bundle import MAX_VERSION
+    from governance.organisation.bundle import MAX_VERSION
 
     base64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
     return {
