@@ -13,8 +13,8 @@ import json
 import os
 from typing import Any
 
-TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"
 ENDPOINT = "/org/bundle"
+NOTHING = "nothing was published"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,21 +148,16 @@ def collect(folder: str) -> dict[str, bytes]:
 
 def publish(path: str, server: str, token: str | None) -> int:
     """PUT the bundle at ``path`` to ``server``'s ``/org/bundle`` with an admin token."""
-    import http.client
     from urllib.parse import urlsplit
 
+    from governance.ledger import client
     from governance.organisation.bundle import BundleError
 
-    token = token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise BundleError("no token for the server; nothing was published",
-                          fix=f"pass an admin token with --token or {TOKEN_ENV} (the server's "
-                              "own, or one `governance token add --role admin` minted)")
-    parts = urlsplit(server if "://" in server else f"http://{server}")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BundleError(f"--server {server!r} is not an http(s) URL",
-                          fix="give the server's address, like http://127.0.0.1:8765")
-    url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
+    token = client.token(token, BundleError, consequence=NOTHING,
+                         fix=f"pass an admin token with --token or {client.TOKEN_ENV} (the "
+                             "server's own, or one `governance token add --role admin` minted)")
+    parts = client.address(server, BundleError)
+    url = f"{client.root(parts)}{parts.path.rstrip('/')}"
     if not url.endswith(ENDPOINT):
         url += ENDPOINT
     try:
@@ -171,23 +166,12 @@ def publish(path: str, server: str, token: str | None) -> int:
     except OSError as exc:
         raise BundleError(f"the bundle cannot be read ({exc.strerror})", file=path,
                           fix="pass the file `governance org sign -o BUNDLE` wrote") from None
-    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = kind(parts.hostname, parts.port, timeout=60)
+    remote = client.Client(parts, token, BundleError, url=url, consequence=NOTHING)
     try:
-        conn.request("PUT", urlsplit(url).path, data, {
-            "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-        response = conn.getresponse()
-        status, raw = response.status, response.read()
-    except (OSError, http.client.HTTPException) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise BundleError(f"cannot reach the server {url} ({reason}); nothing was published",
-                          fix="start it (`governance serve`) or check --server") from None
+        answer = remote.send("PUT", urlsplit(url).path, data)
     finally:
-        conn.close()
-    try:
-        found = json.loads(raw) if raw else {}
-    except ValueError:
-        found = {"error": raw[:200].decode("utf-8", "replace")}
+        remote.close()
+    status, found = answer.status, answer.document()
     if not isinstance(found, dict):
         found = {"error": str(found)[:200]}
     if status == 200:
@@ -201,7 +185,7 @@ def publish(path: str, server: str, token: str | None) -> int:
         return 0
     if status == 401:
         raise BundleError(f"the server {url} refused the token (401); nothing was published",
-                          fix=f"pass an admin token of that server with --token or {TOKEN_ENV}")
+                          fix=f"pass an admin token of that server with --token or {client.TOKEN_ENV}")
     if status == 403:
         raise BundleError(f"the server {url} refused to publish (403: {found.get('error')}); "
                           "nothing was published",

@@ -39,33 +39,27 @@ FIGURES = '<script type="application/json" id="figures">'
 def fetched(server: str, token: str | None, query: dict[str, str | None]) -> tuple[str, dict[str, Any]]:
     """The page a server answers at ``/report`` for ``query``, and its figures; a refusal or an
     unreachable server is a GovernanceError saying which."""
-    import http.client
     import json
     from urllib.parse import urlencode
 
-    from governance.errors import GovernanceError
-    from governance.ledger.shipping import Central
+    from governance.errors import GovernanceError, LedgerError
+    from governance.ledger import client
 
-    central = Central(server, token)
+    parts = client.address(server, LedgerError)
+    central = client.Client(parts, client.token(token, LedgerError), GovernanceError)
     path = "/report?" + urlencode({name: value for name, value in query.items() if value})
     try:
-        central.conn.request("GET", path, headers={"Authorization": f"Bearer {central.token}"})
-        response = central.conn.getresponse()
-        raw = response.read()
-    except (OSError, http.client.HTTPException) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise GovernanceError(f"cannot reach the server {central.url} ({reason})",
-                              fix="start it (`governance serve`) or check --server") from None
+        answer = central.send("GET", path, content_type=None)
     finally:
         central.close()
-    if response.status != 200:
-        try:
-            said = str(json.loads(raw).get("error"))
-        except (ValueError, AttributeError):
-            said = raw[:200].decode("utf-8", "replace")
-        raise GovernanceError(f"the server {central.url} answered {response.status} to {path}: "
+    raw = answer.raw
+    if answer.status != 200:
+        found = answer.document()
+        said = str(found.get("error")) if raw and isinstance(found, dict) else \
+            raw[:200].decode("utf-8", "replace")
+        raise GovernanceError(f"the server {central.url} answered {answer.status} to {path}: "
                               f"{said}", fix="pass the server's token with --token or "
-                              "$GOVERNANCE_SERVER_TOKEN" if response.status == 401 else None)
+                              "$GOVERNANCE_SERVER_TOKEN" if answer.status == 401 else None)
     page = raw.decode("utf-8")
     try:
         figures: dict[str, Any] = json.loads(page.split(FIGURES, 1)[1].split("</script>", 1)[0])

@@ -10,22 +10,20 @@ it.
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from governance.errors import ChainError, LedgerError
+from governance.ledger import client
+from governance.ledger.client import TOKEN_ENV
 from governance.ledger.reader import backward, chain_files
 
-TOKEN_ENV = "GOVERNANCE_SERVER_TOKEN"
 BATCH = 1000
 MAX_BATCH_BYTES = 8 * 1024 * 1024
-TIMEOUT = 60.0
 AGAIN = "nothing is lost: run it again"
 
 
@@ -39,48 +37,26 @@ class Shipped:
 
 
 class Central:
-    """The server keeping the central copy, over one kept-alive HTTP connection."""
+    """The server keeping the central copy, over one kept-alive connection (:mod:`.client`)."""
 
     def __init__(self, url: str, token: str | None) -> None:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise LedgerError(f"--server {url!r} is not an http(s) URL",
-                              fix="give the server's address, like http://127.0.0.1:8765")
-        self.url = f"{parts.scheme}://{parts.netloc}"
-        token = token or os.environ.get(TOKEN_ENV)
-        if not token:
-            raise LedgerError("no token for the server",
-                              fix=f"pass --token or set {TOKEN_ENV} (the server's own: "
-                                  "`governance serve --token` on its machine)")
-        self.token = token
-        kind = http.client.HTTPSConnection if parts.scheme == "https" \
-            else http.client.HTTPConnection
-        self.conn = kind(parts.hostname, parts.port, timeout=TIMEOUT)
+        parts = client.address(url, LedgerError)
+        self.token = client.token(token, LedgerError)
+        self.server = client.Client(parts, self.token, LedgerError, consequence=AGAIN)
+        self.url = self.server.url
 
     def call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
-        try:
-            self.conn.request(method, path, data, headers)
-            response = self.conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self.conn.close()
-            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            raise LedgerError(f"cannot reach the server {self.url} ({reason}); {AGAIN}",
-                              fix="start it (`governance serve`) or check --server") from None
-        try:
-            found = json.loads(raw) if raw else {}
-        except ValueError:
-            found = {"error": raw[:200].decode("utf-8", "replace")}
-        if response.status == 401:
+        answer = self.server.send(method, path, data)
+        found = answer.document()
+        if answer.status == 401:
             raise LedgerError(f"the server {self.url} refused the token (401)",
                               fix=f"pass the server's token with --token or {TOKEN_ENV}")
-        if response.status == 409:
+        if answer.status == 409:
             raise ChainError(f"the server refused the ledger: {found.get('error')}",
                              seq=int(found.get("seq") or 0), fix=found.get("fix"))
-        if response.status != 200 or not isinstance(found, dict):
-            raise LedgerError(f"the server {self.url} answered {response.status} to {path}: "
+        if answer.status != 200 or not isinstance(found, dict):
+            raise LedgerError(f"the server {self.url} answered {answer.status} to {path}: "
                               f"{found.get('error') if isinstance(found, dict) else found}; "
                               f"{AGAIN}")
         return found
@@ -90,7 +66,7 @@ class Central:
         return int(found["seq"]), found.get("hash")
 
     def close(self) -> None:
-        self.conn.close()
+        self.server.close()
 
 
 def after(gov_dir: str, seq: int) -> Iterator[tuple[int, str]]:
