@@ -14,6 +14,13 @@ from governance.project import ensure_dir, governance_dir
 
 TOKEN_NAME = "server.token"
 ENV_NAME = "GOVERNANCE_SERVER_TOKEN"   # the variable http hooks read the token from
+PREFIX = "gov_"   # a token starts with a letter: a command line never takes it for an option
+
+
+def new_token() -> str:
+    """A new token: :data:`PREFIX` and 32 random bytes, URL-safe. Without the prefix one token
+    in 64 began with ``-``, which ``--token TOKEN`` then read as an option."""
+    return PREFIX + secrets.token_urlsafe(32)
 
 
 def token_path(project: str) -> str:
@@ -31,7 +38,7 @@ def load_or_create(project: str) -> str:
         from governance.install.gitignore import ensure_own
 
         ensure_own(project)   # the token is a secret: git ignores it from the start
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:     # another process made it first: use theirs

@@ -19,13 +19,13 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from governance.errors import GovernanceError
 from governance.project import governance_dir, replace_file
+from governance.server.credential import new_token
 
 FILE = "tokens.json"
 DEFAULT_EXPIRY = "90d"
@@ -199,7 +199,7 @@ def mint(tokens: Tokens, agent: str, role: str, project_id: str | None,
     if not agent.strip() or len(agent) > 200:
         raise IdentityError("--agent must be 1 to 200 characters")
     now = time.time() if now is None else now
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     row = Token(digest(token), agent, role, project_id, now, expiry(expires, now))
     tokens.add(row)
     return token, row
@@ -213,6 +213,17 @@ class Verifier:
         self.tokens = tokens
         self.ttl = ttl
         self._seen: dict[str, tuple[float, Token | None]] = {}
+
+    def known(self, token: str) -> tuple[bool, Caller | None]:
+        """(True, its caller or None) when ``token`` was looked up less than ``ttl`` seconds ago;
+        (False, None) when it must be looked up (:meth:`caller`): a server answers a known token
+        without handing it to a thread."""
+        now = time.time()
+        held = self._seen.get(digest(token))
+        if held is None or now - held[0] > self.ttl:
+            return False, None
+        found = held[1]
+        return True, found.caller() if found is not None and found.valid(now) else None
 
     def caller(self, token: str) -> Caller | None:
         key, now = digest(token), time.time()
