@@ -51,7 +51,10 @@ def _schemas() -> dict[str, Any]:
     schemas["Response"] = {
         "type": "object", "required": ["jsonrpc", "id"],
         "properties": {
-            "jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer", "null"]},
+            "jsonrpc": {"const": "2.0"},
+            "id": {"type": ["string", "number", "null"],
+                   "description": "the request's id as it was sent (JSON-RPC 2.0 allows any "
+                                  "number; send an integer)"},
             "result": {"type": "object"},
             "error": {"type": "object", "required": ["code", "message"], "properties": {
                 "code": {"type": "integer", "enum": sorted(MESSAGES),
