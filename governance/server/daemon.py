@@ -143,6 +143,12 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
                                 timeout_keep_alive=5, timeout_graceful_shutdown=DRAIN,
                                 limit_concurrency=512, http=Connection, loop="uvloop")
         server = uvicorn.Server(config)
+        # uvicorn finishes the calls under way on SIGTERM/SIGINT, then raises the signal again
+        # with the handlers it found: these make that a normal return, so the record is removed.
+        # A signal that comes before uvicorn listens for it (as soon as the record says the
+        # server is up) asks it to stop once started, rather than being lost.
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, lambda *_: setattr(server, "should_exit", True))
         record = {"pid": os.getpid(), "url": url, "host": listen.host, "port": port,
                   "socket": listen.socket_path, "project": project,
                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -150,10 +156,6 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
         replace_file(record_path(project), (json.dumps(record) + "\n").encode(), mode=0o600)
         announce(f"governance server for {project} at {url} (pid {os.getpid()}); "
                  f"token in {credential.token_path(project)}")
-        # uvicorn finishes the calls under way on SIGTERM/SIGINT, then raises the signal again
-        # with the handlers it found: these make that a normal return, so the record is removed
-        for number in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(number, lambda *_: None)
         from governance.telemetry import background  # OTLP export, when configured
 
         exporter = background.start(project, announce)

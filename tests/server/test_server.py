@@ -281,6 +281,32 @@ def test_sigterm_stops_gracefully_and_the_ledger_verifies(served: Served) -> Non
     assert verify(str(served.project / ".claude" / "governance")).ok
 
 
+def test_a_sigterm_as_soon_as_the_server_says_it_is_up_stops_it(project: Path) -> None:
+    """The record appears before uvicorn listens for signals: a stop sent at once (a service
+    manager's, a test's) is kept until the server has started, not lost."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    install(project)
+    record = project / ".claude" / "governance" / "server.json"
+    process = subprocess.Popen([sys.executable, "-m", "governance.commands", "serve",
+                                "--project", str(project), "--port", "0"], cwd=str(REPO),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not record.exists():
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.001)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+    finally:
+        process.kill()
+    assert not record.exists()
+
+
 def test_a_second_server_for_the_same_project_is_refused(served: Served) -> None:
     import subprocess
     import sys
