@@ -47,12 +47,8 @@ def loads(text: str) -> Any:
         import json
 
         return json.loads(text)
-    start = 0
-    end = len(text)
-    while start < end and text[start] in _WS:
-        start += 1
-    while end > start and text[end - 1] in _WS:
-        end -= 1
+    end = len(text.rstrip(_WS))           # in C: a ledger head is padded with spaces
+    start = len(text) - len(text.lstrip(_WS)) if end else 0
     try:
         value, stop = _scan(text, start)
     except RecursionError:
