@@ -34,7 +34,8 @@ COLUMNS = ("project_id", "seq", "id", "agent_id", "description", "category", "st
            "confidence", "reasons", "tags", "pattern", "context", "state", "cycle", "phase",
            "work_item", "created_at", "outcome", "outcome_note", "reviewed_at", "tag_list",
            "words", "frequencies", "search")
-SECONDARY = ("decisions_search", "decisions_tags", "decisions_created", "decisions_calibration")
+SECONDARY = ("decisions_search", "decisions_own_search", "decisions_tags", "decisions_created",
+             "decisions_calibration")
 TRIGGER = "calibration_insert"
 
 

@@ -19,12 +19,14 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from governance import jsoncodec
 from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
 from governance.project import REVIEWS_STAMP, governance_dir, replace_file
 from governance.storage.database import database_url
 from governance.storage.engine import COLUMNS, Engine, Record, Row, Where
 from governance.storage.sqlite import SCHEMA_VERSION, SqliteEngine, insert_records, open_store
+from governance.storage.text import tokens
 
 DB_NAME = "decisions.db"
 COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
@@ -50,7 +52,7 @@ def iso(seconds: float | None) -> str | None:
 def _row(row: Row) -> dict[str, Any]:
     item = dict(zip(COLUMNS, row, strict=False))
     for key in ("reasons", "tags", "context"):
-        item[key] = json.loads(item[key])
+        item[key] = jsoncodec.loads(item[key])   # json's own parser, without its overhead
     item["created_at"] = iso(item["created_at"])
     item["reviewed_at"] = iso(item["reviewed_at"])
     return item
@@ -145,15 +147,14 @@ class DecisionStore:
         """Store a validated action (see :mod:`governance.decisions.fields`); return the decision."""
         state = state or {}
         for _ in range(8):
-            decision_id = "dec-" + os.urandom(4).hex()
+            record = _record("dec-" + os.urandom(4).hex(), agent_id, action, state,
+                             time.time() if now is None else now)
             try:
-                self.insert_many([(decision_id, agent_id, action, state,
-                                   time.time() if now is None else now)])
+                self.engine.insert([record])
             except self.engine.integrity_errors:
                 continue
-            found = self.get(decision_id)
-            assert found is not None
-            return found
+            # the decision as a read gives it back (no outcome yet), without reading it
+            return _row((*record[:15], None, None, None))
         raise DecisionInputError("could not allocate a unique decision id.", key="id")
 
     def insert_many(self, rows: Iterable[tuple[str, str, dict[str, Any], dict[str, Any], float]]
@@ -255,7 +256,7 @@ class DecisionStore:
         result = []
         for row in rows:
             item = _with_seq(row)
-            held = words(decision_text(item))
+            held = set(tokens(decision_text(item)))   # no query term is a stop word
             covered = sum(w for term, w in weights_by_term.items() if term in held)
             item["similarity"] = round(covered / ideal, 3)
             result.append(item)

@@ -12,6 +12,7 @@ terms of idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), idf = ln((N - 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -24,6 +25,18 @@ B = 0.75
 MAX_LEXEME = 2046          # bytes: PostgreSQL refuses a longer word in a tsvector
 MAX_POSITION = 16383       # larger positions are stored as this one
 MAX_POSITIONS = 255        # per word (PostgreSQL keeps at most 256)
+OWN_NAME = 9               # bytes of the project's name before a word in own_search
+
+
+def own_prefix(project_id: str) -> str:
+    """What names a word as a project's own in ``own_search`` (migration 0005): the first 8 hex
+    digits of md5(project_id) and a colon, as ``governance_own_words`` writes them."""
+    return hashlib.md5(project_id.encode(), usedforsecurity=False).hexdigest()[:8] + ":"
+
+
+def own_fits(word: str) -> bool:
+    """Whether ``own_search`` holds ``word`` (its name makes a long word too long)."""
+    return len(word.encode()) <= MAX_LEXEME - OWN_NAME
 
 
 def lexeme(word: str) -> str:

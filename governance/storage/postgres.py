@@ -99,6 +99,8 @@ class PostgresEngine:
             return 0
         for record in records:
             _no_nul(record)
+        if len(records) == 1:
+            return self._insert_one(project, records[0])
         terms = Counter(term for record in records for term in record.terms)
         index = [bm25.indexed(record) for record in records]
         with pool.borrowed(self.url) as conn, conn.transaction():
@@ -123,6 +125,27 @@ class PostgresEngine:
                     "ON CONFLICT (project_id, term) DO UPDATE SET docs = t.docs + excluded.docs",
                     [(project, term, count) for term, count in sorted(terms.items())])
         return len(records)
+
+    def _insert_one(self, project: str, record: Record) -> int:
+        """One decision in one statement (one round trip, its own transaction): the project's
+        row first (the CTEs after it read it, so it is locked first, as in a batch), then the
+        decision, then its words' counts in one order."""
+        words, frequencies, vector = bm25.indexed(record)
+        marks = ", ".join(["%s"] * 16)
+        with pool.borrowed(self.url) as conn:
+            conn.execute(
+                "WITH p AS (INSERT INTO projects AS p (project_id, decisions, words) "
+                "VALUES (%s, 1, %s) ON CONFLICT (project_id) DO UPDATE SET decisions = "
+                "p.decisions + 1, words = p.words + excluded.words RETURNING decisions), "
+                f"d AS (INSERT INTO decisions ({', '.join(INSERTED)}) SELECT %s, p.decisions, "
+                f"{marks}, %s, %s::jsonb, %s::tsvector FROM p RETURNING 1), "
+                "t AS (INSERT INTO decision_terms AS t (project_id, term, docs) "
+                "SELECT %s, w.term, 1 FROM p, unnest(%s::text[]) AS w (term) ORDER BY w.term "
+                "ON CONFLICT (project_id, term) DO UPDATE SET docs = t.docs + 1 RETURNING 1) "
+                "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM t)",
+                (project, words, project, *record[:15], list(record.tag_list), words,
+                 json.dumps(frequencies), vector, project, sorted(record.terms)))
+        return 1
 
     def review(self, decision_id: str, outcome: str, note: str, at: float) -> bool:
         project = self._writable()
@@ -190,6 +213,15 @@ class PostgresEngine:
                    f"decisions), 0), 1)::float8 AS avgdl FROM projects p WHERE {mean}) AS a "
                    f"CROSS JOIN LATERAL ({per_row}) AS f")
         match = bm25.tsquery(terms)
+        column = "search"
+        if not self.across and all(bm25.own_fits(term) for term in terms):
+            # the project's own posting lists (migration 0005), not the team's
+            assert self.project_id is not None
+            named = bm25.own_prefix(self.project_id)
+            column, match = "own_search", bm25.tsquery([named + term for term in terms])
+            # checked on the rows found (two projects may share a name), never through another
+            # index: ANDed with the tags' index on project_id it cost more than the match
+            scope = "m.project_id || '' = %s"
         if recent:   # the newest matches only, then by score
             window, budget = recent
             if self.across:
@@ -199,12 +231,12 @@ class PostgresEngine:
             else:
                 newer, floor, order = "m.seq > %s", total - window, "m.seq DESC"
             inner = (f"SELECT gid, score FROM (SELECT m.gid, {rank} AS score FROM decisions m "
-                     f"CROSS JOIN {lengths} WHERE {scope} AND m.search @@ %s::tsquery AND {newer} "
+                     f"CROSS JOIN {lengths} WHERE {scope} AND m.{column} @@ %s::tsquery AND {newer} "
                      f"ORDER BY {order} LIMIT %s) AS newest ORDER BY score DESC, gid LIMIT %s")
             inner_params = [*ranking, *meaned, *read, *scoped, match, floor, budget, ranked]
         else:
             inner = (f"SELECT m.gid, {rank} AS score FROM decisions m CROSS JOIN {lengths} "
-                     f"WHERE {scope} AND m.search @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
+                     f"WHERE {scope} AND m.{column} @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
             inner_params = [*ranking, *meaned, *read, *scoped, match, ranked]
         conditions, params = where
         sql = (f"SELECT {SELECT}, d.gid FROM ({inner}) AS hits JOIN decisions d "

@@ -241,6 +241,30 @@ def test_each_project_sees_its_own_decisions(open_store: StoreFactory, tmp_path:
         one.review(theirs["id"], "success")
 
 
+def test_projects_sharing_an_own_index_name_still_see_only_their_own(database: str) -> None:
+    """On PostgreSQL a project's match reads its own posting lists (``own_search``, named with 8
+    hex digits of md5(project)); two projects whose names share them still keep apart, and a word
+    too long for that index is matched on the team's one instead."""
+    from governance.storage import bm25, pool
+
+    one, two = "team-5028", "team-95459"
+    assert bm25.own_prefix(one) == bm25.own_prefix(two) == "c3508931:"
+    mine = DecisionStore.for_project_id(database, one)
+    theirs = DecisionStore.for_project_id(database, two)
+    kept = mine.record(act("Shard the zebrafish ledger by tenant"), "a")
+    other = theirs.record(act("Shard the zebrafish ledger by region"), "a")
+    assert ids(mine.query("zebrafish ledger")) == [kept["id"]]
+    assert ids(theirs.query("zebrafish tenant")) == [other["id"]]
+    long_word = "q" * 2040     # fits a tsvector, not with the project's name before it
+    assert bm25.fits(long_word) and not bm25.own_fits(long_word)
+    found = mine.record(act(f"Keep {long_word} out"), "a")
+    assert ids(mine.query(long_word)) == [found["id"]] and theirs.query(long_word) == []
+    with pool.borrowed(database) as conn:
+        row = conn.execute("SELECT own_search::text FROM decisions WHERE project_id = %s AND "
+                           "id = %s", (one, found["id"])).fetchone()
+    assert row is not None and "c3508931:keep" in row[0] and long_word not in row[0]
+
+
 def test_the_sqlite_path_never_loads_the_postgresql_driver(project: Path) -> None:
     """Without a database URL nothing of the PostgreSQL engine is imported (and a hook never
     opens the store at all)."""
