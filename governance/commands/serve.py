@@ -40,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--migrate", action="store_true",
                         help="apply the database's pending schema migrations first (without it "
                              "the server refuses a database with migrations pending)")
+    parser.add_argument("--ship-ledger", action="store_true",
+                        help="with a team database: record the project's ledger in the "
+                             "database's central copy as it grows (as `governance ledger ship` "
+                             "does, every half second)")
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--status", action="store_true", help="is the server up, and where")
     what.add_argument("--stop", action="store_true", help="stop the server (SIGTERM)")
@@ -57,6 +61,8 @@ def _listen_args(args: argparse.Namespace) -> list[str]:
         words += ["--port", str(args.port)]
     if args.allow_remote:
         words.append("--allow-remote")
+    if args.ship_ledger:
+        words.append("--ship-ledger")
     return words
 
 
@@ -102,6 +108,11 @@ def _database(args: argparse.Namespace) -> None:
 
     url = database_url(args.database)
     if url is None:
+        if args.ship_ledger:
+            raise StorageError("--ship-ledger records the ledger in a team database, and none "
+                               "was given", fix=f"add --database postgresql://... (or set {ENV}), "
+                                                "or ship to a server with `governance ledger "
+                                                "ship --server URL`")
         return
     require_driver()
     from governance.storage import migration
@@ -161,4 +172,5 @@ def run(args: argparse.Namespace) -> int:
                            else args.port, socket_path=os.path.abspath(args.socket)
                            if args.socket else None)
     return daemon.serve(project, listen, rate=args.rate, burst=args.burst,
+                        ship_ledger=args.ship_ledger,
                         announce=lambda text: print(text, flush=True))

@@ -12,8 +12,10 @@ body takes to arrive (a slow client holds up nobody: bodies are read asynchronou
 A hook decision runs on the event loop itself, in arrival order: it takes well under a
 millisecond, and handing it to a thread would cost more in waits for the interpreter lock. CSTP
 calls, which can take milliseconds against a large decision store, run in worker processes of
-their own (:mod:`governance.server.workers`), so recalls use every core; the guardrail checks
-run on threads of the server's own process, beside the recalls, never behind them.
+their own (:mod:`governance.server.workers`), so recalls use every core. A single guardrail
+check reads no decision: like a hook decision it runs on the event loop, beside the recalls,
+never behind them (handing it to a thread cost more than the check: two waits for a sleeping
+thread).
 
 A hook call runs the very functions the command hooks run (``governance.hook.run``,
 ``governance.session.briefing``) on the request body, so both transports give the same answer.
@@ -40,6 +42,7 @@ from governance.server.cstp import Service, credential_key
 from governance.server.hooks import HOOKS, hook_answer
 from governance.server.identity import Caller, Verifier, tokens_for
 from governance.server.ratelimit import RateLimiter
+from governance.server.relay import Relay
 from governance.server.workers import WORKERS, Workers, answer
 from governance.storage.database import PROJECT_ID
 
@@ -67,6 +70,7 @@ class Settings:
     burst: int = 60
     workers: int = WORKERS             # CSTP worker processes; 0: threads of this process
     token_cache: float = 2.0           # seconds a minted token's lookup is kept (revoke bound)
+    ship_ledger: bool = False          # record the ledger in the team database as it grows
     hosts: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -105,7 +109,7 @@ def version() -> str:
 # Threads for the calls that read or write the decision store when the server runs without
 # worker processes (Settings.workers = 0).
 CSTP_WORKERS = 2
-QUICK_WORKERS = 2  # guardrail checks, and bodies the rate limit refuses
+QUICK_WORKERS = 2  # bodies the rate limit refuses, and every call when there are no workers
 QUICK_METHODS = (b"cstp.checkGuardrails",)
 
 
@@ -200,6 +204,9 @@ class App:
                                              thread_name_prefix="governance-cstp-quick")
         self._openapi: bytes | None = None
         self.version = version()
+        # --ship-ledger: the served project's ledger recorded in the team database as it grows
+        self.relay = Relay(settings.project) \
+            if settings.ship_ledger and self.service.database else None
 
     # -- ASGI ----------------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -226,6 +233,8 @@ class App:
             if message["type"] == "lifespan.startup":
                 if self.workers is not None:
                     self.workers.start()
+                if self.relay is not None:
+                    self.relay.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.workers is not None:    # calls under way finish and are recorded
@@ -233,6 +242,8 @@ class App:
                 self.cstp_worker.shutdown(wait=True)
                 self.cstp_quick.shutdown(wait=True)
                 self.service.close()
+                if self.relay is not None:      # what the last calls appended, recorded
+                    await asyncio.get_running_loop().run_in_executor(None, self.relay.stop)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -310,14 +321,19 @@ class App:
 
     async def _minted(self, given: str | None) -> Caller:
         """The caller of a minted token (looked up by its hash off the event loop: a file or a
-        database), or a 401; on a server of one project (no team database) a token scoped to
-        another project: 403 (a team server serves every project: the token acts in its own)."""
-        try:
-            found = None if not given else await asyncio.get_running_loop().run_in_executor(
-                None, self.verifier.caller, given)
-        except StorageError as exc:   # the tokens' database is down: say so, retry later
-            raise Refused(503, f"the token cannot be checked now: {exc.render()}",
-                          [(b"retry-after", b"5")]) from None
+        database; one looked up within the verifier's few seconds is answered at once), or a 401;
+        on a server of one project (no team database) a token scoped to another project: 403 (a
+        team server serves every project: the token acts in its own)."""
+        found: Caller | None = None
+        if given:
+            known, found = self.verifier.known(given)
+            try:
+                if not known:
+                    found = await asyncio.get_running_loop().run_in_executor(
+                        None, self.verifier.caller, given)
+            except StorageError as exc:   # the tokens' database is down: say so, retry later
+                raise Refused(503, f"the token cannot be checked now: {exc.render()}",
+                              [(b"retry-after", b"5")]) from None
         if found is None:
             raise Refused(401, "unauthorized", [(b"www-authenticate", b"Bearer")])
         if found.project is not None and not self.service.database:
@@ -373,15 +389,16 @@ class App:
             raise Refused(405, "use POST with a JSON-RPC 2.0 body", [(b"allow", b"POST")])
         body = await self._body(headers, receive, self.settings.max_body)
         loop = asyncio.get_running_loop()
-        if self.workers is not None and not _quick(body) and self._admitted(body, who):
+        if _quick(body):    # one guardrail check: no database, under a millisecond
+            answer_ = answer(self.service, body, who)
+        elif self.workers is not None and self._admitted(body, who):
             try:
                 answer_ = await asyncio.wrap_future(self.workers.submit(body, who))
             except BrokenProcessPool as exc:
                 self.workers.failed(exc)
                 answer_ = protocol.answer(body, _stopped)
         else:
-            pool = self.cstp_quick if self.workers is not None or _quick(body) \
-                else self.cstp_worker
+            pool = self.cstp_quick if self.workers is not None else self.cstp_worker
             answer_ = await loop.run_in_executor(pool, answer, self.service, body, who)
         return (200, answer_, []) if answer_ is not None else (204, b"", [])
 

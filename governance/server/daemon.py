@@ -110,7 +110,7 @@ def bind(listen: Listen) -> socket.socket:
 
 
 def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
-          body_timeout: float = 10.0, announce: Any = print) -> int:
+          body_timeout: float = 10.0, ship_ledger: bool = False, announce: Any = print) -> int:
     """Run the server in this process until it is told to stop; returns the exit code."""
     import uvicorn
 
@@ -136,7 +136,7 @@ def serve(project: str, listen: Listen, *, rate: float = 20.0, burst: int = 60,
         os.environ["CLAUDE_PROJECT_DIR"] = project   # what Claude Code gives command hooks
         settings = Settings(project=project, token=token, host=listen.host,
                             check_host=not listen.socket_path, rate=rate, burst=burst,
-                            body_timeout=body_timeout)
+                            body_timeout=body_timeout, ship_ledger=ship_ledger)
         app = App(settings)
         config = uvicorn.Config(app, lifespan="on", log_level="warning", access_log=False,
                                 server_header=False, date_header=False,

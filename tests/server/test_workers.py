@@ -1,5 +1,5 @@
-"""CSTP calls on worker threads: guardrail checks in a pool of their own, each worker with one
-kept connection to the decision store, and calls answered in parallel by a real server."""
+"""CSTP calls on worker threads: a guardrail check on the event loop, each worker with one kept
+connection to the decision store, and calls answered in parallel by a real server."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from governance.server.ratelimit import RateLimiter
 from tests.server.conftest import Served
 
 
-def test_only_a_single_guardrail_check_goes_to_the_quick_pool() -> None:
+def test_only_a_single_guardrail_check_is_answered_on_the_event_loop() -> None:
     check = {"jsonrpc": "2.0", "id": 1, "method": "cstp.checkGuardrails", "params": {}}
     assert _quick(json.dumps(check).encode())
     assert not _quick(json.dumps({**check, "method": "cstp.preAction"}).encode())
