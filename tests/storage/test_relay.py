@@ -14,7 +14,7 @@ from governance.ledger import chain
 from governance.storage.central import PostgresCopy
 from governance.storage.database import project_id
 from tests.helpers import install, recorded, set_state
-from tests.server.conftest import start_server, stop_server
+from tests.server.conftest import Served, start_server, stop_server
 from tests.storage.conftest import Cluster
 
 
@@ -41,16 +41,20 @@ def _errors(project: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
+def _shipping(project: Path, database: str) -> tuple[PostgresCopy, Served]:
+    """The project installed in DO, and its server on the database shipping its ledger."""
+    install(project)
+    set_state(project, "implementation-cycle/DO/WORK-064")
+    return PostgresCopy(database), start_server(project, "--database", database, "--ship-ledger")
+
+
 def _decision(body: bytes) -> Any:
     return json.loads(body)["hookSpecificOutput"]["permissionDecision"]
 
 
 def test_each_hook_decision_is_recorded_centrally_moments_later(database: str,
                                                                 project: Path) -> None:
-    install(project)
-    set_state(project, "implementation-cycle/DO/WORK-064")
-    copy = PostgresCopy(database)
-    served = start_server(project, "--database", database, "--ship-ledger")
+    copy, served = _shipping(project, database)
     try:
         status, body = served.hook("PreToolUse", recorded("PreToolUse-WebFetch.json", project))
         assert status == 200 and _decision(body) == "deny"
@@ -68,10 +72,7 @@ def test_each_hook_decision_is_recorded_centrally_moments_later(database: str,
 
 def test_a_database_that_goes_away_loses_nothing(cluster: Cluster, database: str,
                                                  project: Path) -> None:
-    install(project)
-    set_state(project, "implementation-cycle/DO/WORK-064")
-    copy = PostgresCopy(database)
-    served = start_server(project, "--database", database, "--ship-ledger")
+    copy, served = _shipping(project, database)
     try:
         _caught_up(copy, project, 10)
         cluster.stop()
