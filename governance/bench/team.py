@@ -73,7 +73,46 @@ def machine() -> dict[str, Any]:
         ram = 0
     return {"cpus": os.cpu_count(), "cpu_model": model, "ram_gb": round(ram / 1024 / 1024, 1),
             "python": platform.python_version(), "system": platform.platform(terse=True),
-            "load_average_before": round(os.getloadavg()[0], 2)}
+            "load_average_before": round(os.getloadavg()[0], 2),
+            "idle_round_trip_ms": idle_round_trip()}
+
+
+def shared_buffers(ram_gb: float) -> str:
+    """PostgreSQL's ``shared_buffers`` for the bench's cluster: a quarter of the machine's memory
+    (PostgreSQL's advice for a server of its own), at least 128 MB and at most 8 GB."""
+    return f"{int(min(max(ram_gb * 1024 / 4, 128), 8192))}MB"
+
+
+def idle_round_trip(rounds: int = 50, gap: float = 0.02) -> float:
+    """The median ms of one message to another process and back over a loopback socket, each
+    sent after ``gap`` s idle, as the bench's calls are: what waking a sleeping process costs
+    on this machine. A call crosses several such hops (client, server, database), so on a
+    machine where this is large the floor of every latency is too."""
+    import socket
+
+    left, right = socket.socketpair()
+    child = os.fork()
+    if child == 0:    # echo until the other end closes
+        left.close()
+        try:
+            while data := right.recv(16):
+                right.sendall(data)
+        finally:
+            os._exit(0)
+    right.close()
+    spent = []
+    try:
+        for _ in range(rounds):
+            time.sleep(gap)
+            began = time.perf_counter()
+            left.sendall(b"x")
+            left.recv(16)
+            spent.append((time.perf_counter() - began) * 1000)
+    finally:
+        left.close()
+        os.waitpid(child, 0)
+    spent.sort()
+    return round(spent[len(spent) // 2], 3)
 
 
 # -- servers and tokens ------------------------------------------------------------------------
@@ -255,7 +294,9 @@ def run_postgres(args: argparse.Namespace, root: Path, ledger: str, report: dict
     from governance.bench.cluster import Cluster
     from governance.storage import pool
 
-    with Cluster(["shared_buffers=512MB", "max_connections=200"]) as cluster:
+    buffers = shared_buffers(report["machine"]["ram_gb"]) if not args.quick else "128MB"
+    report["machine"]["postgresql_shared_buffers"] = buffers
+    with Cluster([f"shared_buffers={buffers}", "max_connections=200"]) as cluster:
         try:
             _postgres(args, root, ledger, report, cluster)
         finally:
@@ -406,8 +447,10 @@ def _ms(value: float) -> str:
 def printed(report: dict[str, Any], args: argparse.Namespace) -> None:
     box = report["machine"]
     print(f"\nmachine: {box['cpus']} CPUs ({box['cpu_model']}), {box['ram_gb']} GB RAM, "
-          f"PostgreSQL {box.get('postgresql', '-')}, Python {box['python']}, {box['system']}; "
-          f"load average {box['load_average_before']} before, {box['load_average_after']} after")
+          f"PostgreSQL {box.get('postgresql', '-')} (shared_buffers "
+          f"{box.get('postgresql_shared_buffers', '-')}), Python {box['python']}, {box['system']}; "
+          f"load average {box['load_average_before']} before, {box['load_average_after']} after; "
+          f"a message to an idle process and back {box['idle_round_trip_ms']} ms")
     print(f"calls: {args.rate:g}/s for {args.seconds:g} s each, open loop, latency from when "
           f"each call was due; preAction records (auto_record); server --rate 0")
     for run in report["runs"]:
