@@ -33,9 +33,9 @@ _install target:
     @# setuptools' distutils-precedence.pth runs code at every interpreter start: the hooks do not need it
     @{{quote(py)}} -m pip uninstall -q -y setuptools 2>/dev/null || true
 
-# run the whole test suite
+# run the whole test suite, on two processes (pytest-xdist; `pytest` alone runs it on one)
 test: setup
-    {{quote(py)}} -m pytest
+    {{quote(py)}} -m pytest -n 2
 
 # lint and type-check
 lint: setup
