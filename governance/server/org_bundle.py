@@ -12,28 +12,23 @@ layer's, base64 throughout), and, when the served project holds the organisation
 or below the stored version is a 409 naming both; the same version with the same signed content
 again is answered as already published.
 
-Where it is kept: with a team database, its ``org_bundles`` table (migration 0004, one row per
-version, the highest served); without one, ``org-bundle.json`` in the served project's
-``.claude/governance/``, replaced atomically under a lock.
+Where it is kept: :mod:`governance.storage.bundles` (the team database's ``org_bundles`` table,
+else ``org-bundle.json`` beside the served project's ledger).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import os
-import threading
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from governance.errors import GovernanceError
-from governance.project import governance_dir, replace_file
+from governance.project import governance_dir
 from governance.server.identity import Caller
-from governance.storage.database import database_url
+from governance.storage.bundles import Published, Store, VersionConflict, store_for
 
-FILE = "org-bundle.json"
 KEY_FILE = "org-key.pub"
 MAX_BODY = 16 * 1024 * 1024          # what `org pull` accepts
 VERSION_HEADER = b"x-governance-bundle-version"
@@ -43,19 +38,6 @@ PUBLISH = "governance org publish BUNDLE --server URL"
 Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
 
 
-@dataclass(frozen=True)
-class Published:
-    """A stored bundle: its version, issue time and exact bytes."""
-
-    version: int
-    issued: str
-    document: bytes
-
-    @property
-    def etag(self) -> str:
-        return f'"{hashlib.sha256(self.document).hexdigest()}"'
-
-
 class Refused(GovernanceError):
     """A bundle the server does not publish, with the HTTP status that says why."""
 
@@ -63,96 +45,6 @@ class Refused(GovernanceError):
         super().__init__(message, fix=fix)
         self.status = status
         self.extra = extra
-
-
-class Store(Protocol):
-    def current(self) -> Published | None:
-        """The highest published bundle; None when none is."""
-
-    def add(self, found: Published, by: str) -> None:
-        """Store ``found`` when its version is above every stored one (else :class:`Refused`)."""
-
-
-def _backwards(found: Published, have: Published) -> Refused:
-    what = ("published already with other content" if found.version == have.version
-            else f"older than the published version {have.version}")
-    return Refused(409, f"the bundle is version {found.version}, {what}; a bundle's version "
-                        f"never goes backwards, so it is refused and version {have.version} "
-                        "stays published",
-                   fix=f"sign it again with a version above {have.version} (`governance org sign "
-                       f"DIR --version {have.version + 1} ...`)",
-                   version=found.version, published=have.version)
-
-
-class FileStore:
-    """The bundle in one file beside the served project's ledger (its exact bytes)."""
-
-    def __init__(self, gov_dir: str) -> None:
-        self.path = os.path.join(gov_dir, FILE)
-        self.lock = threading.Lock()
-
-    def current(self) -> Published | None:
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            return None
-        document = json.loads(data)
-        return Published(int(document["version"]), str(document["issued"]), data)
-
-    def add(self, found: Published, by: str) -> None:
-        from filelock import FileLock
-
-        os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-        with self.lock, FileLock(self.path + ".lock", timeout=10):
-            have = self.current()
-            if have is not None and found.version <= have.version:
-                raise _backwards(found, have)
-            replace_file(self.path, found.document, mode=0o644, sync=True)
-
-
-class PostgresStore:
-    """The bundles in the team database's ``org_bundles`` table (one row per version)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def current(self) -> Published | None:
-        from governance.storage.pool import borrowed
-
-        with borrowed(self.url) as conn:
-            row = conn.execute("SELECT version, issued, document FROM org_bundles "
-                               "ORDER BY version DESC LIMIT 1").fetchone()
-        return Published(int(row[0]), str(row[1]), bytes(row[2])) if row else None
-
-    def add(self, found: Published, by: str) -> None:
-        from governance.storage.pool import borrowed
-
-        with borrowed(self.url) as conn, conn.transaction():
-            # one publisher at a time: the check and the insert are one step; readers go on
-            conn.execute("LOCK TABLE org_bundles IN SHARE ROW EXCLUSIVE MODE")
-            row = conn.execute("SELECT version, issued, document FROM org_bundles "
-                               "ORDER BY version DESC LIMIT 1").fetchone()
-            if row is not None and found.version <= int(row[0]):
-                raise _backwards(found, Published(int(row[0]), str(row[1]), bytes(row[2])))
-            conn.execute("INSERT INTO org_bundles (version, issued, document, published_by) "
-                         "VALUES (%s, %s, %s, %s)",
-                         (found.version, found.issued, found.document, by))
-
-
-_STORES: dict[str, Store] = {}
-_STORES_LOCK = threading.Lock()
-
-
-def store_for(project: str) -> Store:
-    """The served project's bundle store, opened once per process."""
-    with _STORES_LOCK:
-        found = _STORES.get(project)
-        if found is None:
-            url = database_url()
-            found = _STORES[project] = (PostgresStore(url) if url
-                                        else FileStore(governance_dir(project)))
-        return found
 
 
 def check(data: bytes, key_pem: bytes | None) -> tuple[Published, dict[str, Any]]:
@@ -297,7 +189,10 @@ def _put(project: str, store: Store, body: bytes, by: str) -> Answer:
     if have is not None and have.version == found.version and _same(have.document, document):
         return _json(200, _published(have, "already published"),
                      [(b"etag", have.etag.encode())])
-    store.add(found, by)
+    try:
+        store.add(found, by)
+    except VersionConflict as exc:
+        raise Refused(409, exc.message, exc.fix, **exc.extra()) from None
     return _json(200, _published(found, "published"), [(b"etag", found.etag.encode())])
 
 

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from governance.organisation import bundle
 from governance.server import org_bundle
 from governance.server.identity import Caller
+from governance.storage import bundles
 from tests import managed_root
 from tests.helpers import REPO, install
 from tests.managed_root import ManagedRoot
@@ -89,7 +90,7 @@ def test_nothing_published_is_a_404_without_a_token(server: Served) -> None:
     found = json.loads(body)
     assert found["error"] == "no organisation bundle is published on this server"
     assert "governance org publish" in found["fix"]
-    assert not (server.project / ".claude" / "governance" / org_bundle.FILE).exists()
+    assert not (server.project / ".claude" / "governance" / bundles.FILE).exists()
 
 
 def test_publish_then_get_the_exact_bytes_then_refusals(
@@ -107,7 +108,7 @@ def test_publish_then_get_the_exact_bytes_then_refusals(
     assert headers["etag"] == etag and headers["x-governance-bundle-version"] == "2"
     assert server.request("GET", "/org/bundle", token=None,
                           headers={"If-None-Match": etag})[0] == 304
-    stored = server.project / ".claude" / "governance" / org_bundle.FILE
+    stored = server.project / ".claude" / "governance" / bundles.FILE
     assert stored.read_bytes() == v2
 
     # publishing the same again changes nothing
@@ -248,6 +249,6 @@ def test_bundles_in_the_team_database(project: Path, tmp_path: Path,
                                 "FROM org_bundles ORDER BY version").fetchall()
         assert [(r[0], bytes(r[2])) for r in rows] == [(2, v2), (3, v3)]
         assert rows[1][1] == json.loads(v3)["issued"] and rows[1][3].startswith("bearer:")
-        assert not (project / ".claude" / "governance" / org_bundle.FILE).exists()
+        assert not (project / ".claude" / "governance" / bundles.FILE).exists()
     finally:
         stop_server(served)
