@@ -75,11 +75,13 @@ class Relay:
         head, _hash = copy.head(self.project_id)
         stored = 0
         pending: list[str] = []
-        for _seq, line in after(self.gov_dir, head):
+        for seq, line in after(self.gov_dir, head):
             pending.append(line)
             if len(pending) >= BATCH:
                 stored += int(ingest(copy, self.project_id, pending)["stored"])
                 pending = []
+            if seen is not None and seq >= seen:
+                break   # the head is written after its line: a later one may be mid-write
         if pending:
             stored += int(ingest(copy, self.project_id, pending)["stored"])
         self._seen = seen
