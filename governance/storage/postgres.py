@@ -214,8 +214,9 @@ class PostgresEngine:
                    f"CROSS JOIN LATERAL ({per_row}) AS f")
         match = bm25.tsquery(terms)
         column = "search"
-        if not self.across and all(bm25.own_fits(term) for term in terms):
-            # the project's own posting lists (migration 0005), not the team's
+        if not self.across and not recent and all(bm25.own_fits(term) for term in terms):
+            # the project's own posting lists (migration 0005), not the team's; a match of the
+            # newest decisions only keeps project_id indexable, for the (project_id, seq) order
             assert self.project_id is not None
             named = bm25.own_prefix(self.project_id)
             column, match = "own_search", bm25.tsquery([named + term for term in terms])
