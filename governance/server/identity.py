@@ -218,19 +218,23 @@ class Verifier:
         """(True, its caller or None) when ``token`` was looked up less than ``ttl`` seconds ago;
         (False, None) when it must be looked up (:meth:`caller`): a server answers a known token
         without handing it to a thread."""
-        now = time.time()
-        held = self._seen.get(digest(token))
-        if held is None or now - held[0] > self.ttl:
-            return False, None
-        found = held[1]
-        return True, found.caller() if found is not None and found.valid(now) else None
-
-    def caller(self, token: str) -> Caller | None:
         key, now = digest(token), time.time()
         held = self._seen.get(key)
         if held is None or now - held[0] > self.ttl:
-            if len(self._seen) > 10_000:
-                self._seen.clear()
-            held = self._seen[key] = (now, self.tokens.find(key))
-        found = held[1]
-        return found.caller() if found is not None and found.valid(now) else None
+            return False, None
+        return True, _live(held[1], now)
+
+    def caller(self, token: str) -> Caller | None:
+        known, found = self.known(token)
+        if known:
+            return found
+        key, now = digest(token), time.time()
+        if len(self._seen) > 10_000:
+            self._seen.clear()
+        self._seen[key] = (now, self.tokens.find(key))
+        return _live(self._seen[key][1], now)
+
+
+def _live(found: Token | None, now: float) -> Caller | None:
+    """The caller of a stored token that is neither revoked nor expired at ``now``."""
+    return found.caller() if found is not None and found.valid(now) else None
