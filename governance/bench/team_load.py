@@ -5,10 +5,11 @@ sentences, one in three reviewed), dealt round-robin over ``projects`` projects 
 ``agents`` agents at random. Each row holds what the PostgreSQL engine
 (:mod:`governance.storage.postgres`) writes for it: the project's ``seq``, the ``search`` tsvector,
 the weighted ``frequencies`` and ``words`` (:func:`governance.storage.bm25.indexed`). Around the
-``COPY`` the secondary indexes are dropped and the calibration trigger is disabled; afterwards the
-derived tables are written in one statement each (``projects``' counts and ``decision_terms`` from
-the counts made while generating, ``calibration_sums`` with one ``INSERT ... SELECT``), the indexes
-are rebuilt from their own definitions and the trigger is enabled again.
+``COPY`` the secondary indexes are dropped and the calibration and postings triggers are disabled;
+afterwards the derived tables are written in one statement each (``projects``' counts and
+``decision_terms`` from the counts made while generating, ``calibration_sums`` and
+``decision_postings`` with one ``INSERT ... SELECT`` each), the indexes are rebuilt from their own
+definitions and the triggers are enabled again.
 
 :func:`verify` checks the result: counts per project, calibration sums against a recount,
 ``decision_terms`` against a recount of a sample of words, and rows written here against the
@@ -34,9 +35,13 @@ COLUMNS = ("project_id", "seq", "id", "agent_id", "description", "category", "st
            "confidence", "reasons", "tags", "pattern", "context", "state", "cycle", "phase",
            "work_item", "created_at", "outcome", "outcome_note", "reviewed_at", "tag_list",
            "words", "frequencies", "search")
-SECONDARY = ("decisions_search", "decisions_own_search", "decisions_tags", "decisions_created",
-             "decisions_calibration")
-TRIGGER = "calibration_insert"
+SECONDARY = ("decisions_search", "decisions_tags", "decisions_created", "decisions_calibration",
+             "decision_postings_words")
+TRIGGERS = ("calibration_insert", "postings_insert")
+# what the postings trigger (migration 0007) writes for each decision, for all of them at once
+POSTINGS = ("INSERT INTO decision_postings (project_id, term, gid, f, words) "
+            "SELECT d.project_id, k.key, d.gid, k.value::real, d.words FROM decisions d, "
+            "jsonb_each_text(d.frequencies) AS k WHERE octet_length(k.key) <= 2000")
 
 
 def project_name(index: int) -> str:
@@ -89,12 +94,13 @@ def load(url: str, count: int, projects: int, agents: int, start: float) -> dict
     with psycopg.connect(url, autocommit=True) as conn:
         began = time.perf_counter()
         indexes = [str(r[0]) for r in conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE tablename = 'decisions' "
-            "AND indexname = ANY(%s) ORDER BY indexname", [list(SECONDARY)]).fetchall()]
+            "SELECT indexdef FROM pg_indexes WHERE indexname = ANY(%s) ORDER BY indexname",
+            [list(SECONDARY)]).fetchall()]
         with conn.transaction():
             for name in SECONDARY:
                 conn.execute(f"DROP INDEX {name}")
-            conn.execute(f"ALTER TABLE decisions DISABLE TRIGGER {TRIGGER}")
+            for trigger in TRIGGERS:
+                conn.execute(f"ALTER TABLE decisions DISABLE TRIGGER {trigger}")
             with conn.cursor().copy("COPY projects (project_id) FROM STDIN") as copy:
                 for index in range(projects):
                     copy.write_row((project_name(index),))
@@ -133,13 +139,18 @@ def load(url: str, count: int, projects: int, agents: int, start: float) -> dict
             "GROUP BY project_id, agent_id, category, governance_bin(confidence)")
         spent["calibration_sums_s"] = time.perf_counter() - began
         began = time.perf_counter()
+        conn.execute(POSTINGS)
+        spent["postings_s"] = time.perf_counter() - began
+        began = time.perf_counter()
         conn.execute("SET maintenance_work_mem = '512MB'")
         for definition in indexes:
             conn.execute(definition)
-        conn.execute(f"ALTER TABLE decisions ENABLE TRIGGER {TRIGGER}")
+        for trigger in TRIGGERS:
+            conn.execute(f"ALTER TABLE decisions ENABLE TRIGGER {trigger}")
         spent["indexes_s"] = time.perf_counter() - began
         began = time.perf_counter()
         conn.execute("VACUUM (ANALYZE) decisions")
+        conn.execute("VACUUM (ANALYZE) decision_postings")
         conn.execute("ANALYZE decision_terms")
         conn.execute("ANALYZE calibration_sums")
         conn.execute("ANALYZE projects")

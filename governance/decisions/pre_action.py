@@ -167,18 +167,27 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
     verdict = check_guardrails({**action, **state, "agent_id": agent}, project_dir, agent)
     text = " ".join([action["description"], *action["tags"]])
     ranking = ranking_mode(settings)
-    candidates = store.query(text, limit=max(opts["query_limit"],
-                                             PATTERN_CANDIDATES if opts["include_patterns"]
-                                             else 0, 10), ranking=ranking)
-    calibration = calibrate_sums(store.calibration_sums(agent, action["category"]).get(
-        action["category"], {}), action["category"])
+    category = action["category"]
+    calibrating = store.beside(lambda: store.calibration_sums(agent, category))
+    blocking = verdict["violations"] + (verdict["warnings"] if mode == "closed" else [])
+    allowed = not blocking   # a blocking guardrail blocks in both modes, a warning when closed
+    limit = max(opts["query_limit"], PATTERN_CANDIDATES if opts["include_patterns"] else 0, 10)
+    recorded: dict[str, Any] | None = None
+    quality: dict[str, Any] = {}
+    if allowed and opts["auto_record"] and action["tags"] and action["pattern"]:
+        # nothing to derive from the candidates: recorded while they are found
+        from governance.decisions.quality import complete
+
+        filled, quality = complete(action, settings, store, [])
+        candidates, recorded = store.query_beside(
+            text, lambda: store.record(filled, agent, state), limit=limit, ranking=ranking)
+    else:
+        candidates = store.query(text, limit=limit, ranking=ranking)
+    calibration = calibrate_sums(calibrating.result().get(category, {}), category)
     results = [_result(item, item["severity"])
                for item in verdict["violations"] + verdict["warnings"]]
     results += [_result({**item, "message": None, "suggestion": None}, "pass")
                 for item in verdict["passed"]]
-    # A blocking guardrail blocks in both modes; a warning blocks only when fail-closed.
-    blocking = verdict["violations"] + (verdict["warnings"] if mode == "closed" else [])
-    allowed = not blocking
     counts = pattern_counts(candidates)
     response: dict[str, Any] = {
         "allowed": allowed,
@@ -212,10 +221,12 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
         response["patterns_summary"] = patterns_summary(counts)
         response["patterns"] = counts
     if allowed and opts["auto_record"]:
-        from governance.decisions.quality import complete
+        if recorded is None:
+            from governance.decisions.quality import complete
 
-        filled, quality = complete(action, settings, store, candidates)
-        response["decision_id"] = store.record(filled, agent, state)["id"]
+            filled, quality = complete(action, settings, store, candidates)
+            recorded = store.record(filled, agent, state)
+        response["decision_id"] = recorded["id"]
         response["quality"] = quality
         if ranking == "hybrid":
             from governance.decisions.ranking import embed_decision

@@ -16,7 +16,7 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from governance import jsoncodec
@@ -24,7 +24,7 @@ from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
 from governance.project import REVIEWS_STAMP, governance_dir, replace_file
 from governance.storage.database import database_url
-from governance.storage.engine import COLUMNS, Engine, Record, Row, Where
+from governance.storage.engine import COLUMNS, Engine, Pending, Record, Row, T, Where
 from governance.storage.sqlite import SCHEMA_VERSION, SqliteEngine, insert_records, open_store
 from governance.storage.text import tokens
 
@@ -211,6 +211,37 @@ class DecisionStore:
         newest first; the filters (category, tags, outcome, agent_id, since, until) narrow the
         result. ``ranking="hybrid"`` adds sentence-embedding similarity when the optional model
         is installed (see :mod:`governance.decisions.ranking`)."""
+        return self._found(text, limit, ranking, filters, None)
+
+    def query_beside(self, text: str, record: Callable[[], dict[str, Any]], *, limit: int = 10,
+                     ranking: str = "keyword", **filters: Any
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """:meth:`query` and ``record`` (which records a decision and returns it) in one: the
+        recording starts once the match's term counts are read, so they never count the new
+        decision, and runs beside the match where the engine lets a store's statements run at
+        once (:meth:`beside`), else after it; the new decision is never among the hits. When the
+        query fails, a recording not yet started never starts, and one under way ends before the
+        error is raised."""
+        started: list[Pending[dict[str, Any]]] = []
+
+        def start() -> None:
+            started.append(self.beside(record))
+
+        try:
+            found = self._found(text, limit + 1, ranking, filters, start)
+        except BaseException:
+            if started and not started[0].cancel():
+                started[0].exception()   # under way: done before the error is said
+            raise
+        recorded = started[0].result() if started else record()
+        return [item for item in found if item["id"] != recorded["id"]][:limit], recorded
+
+    def beside(self, work: Callable[[], T]) -> Pending[T]:
+        """``work`` beside the caller's next statements, or now (:meth:`Engine.beside`)."""
+        return self.engine.beside(work)
+
+    def _found(self, text: str | None, limit: int, ranking: str, filters: dict[str, Any],
+               then: Callable[[], None] | None) -> list[dict[str, Any]]:
         where, params = self.filters(**filters)
         terms = query_terms(text or "")
         found: list[dict[str, Any]] | None = None
@@ -219,7 +250,7 @@ class DecisionStore:
 
             found = hybrid_query(self, text, where, params, limit)
         if found is None and terms:
-            found = self.keyword_query(terms, where, params, limit)
+            found = self.keyword_query(terms, where, params, limit, then)
         if found is None:
             if text:
                 return []
@@ -228,15 +259,17 @@ class DecisionStore:
             item.pop("seq", None)
         return found
 
-    def keyword_query(self, terms: list[str], where: list[str], params: list[Any], limit: int
-                      ) -> list[dict[str, Any]]:
+    def keyword_query(self, terms: list[str], where: list[str], params: list[Any], limit: int,
+                      then: Callable[[], None] | None = None) -> list[dict[str, Any]]:
         """Hits for ``terms`` ranked by the engine's full-text index, with a keyword
-        ``similarity`` and their ``seq``.
+        ``similarity`` and their ``seq``; ``then`` is called once the terms' counts are read.
 
         Terms held by more than :data:`COMMON_SHARE` of a large store are left out of the match
         (while rarer terms remain) so that one common word cannot make a query score most of the
         store; they still count in ``similarity``."""
         total, docs = self.doc_counts(terms)
+        if then is not None:
+            then()
         present = [term for term in terms if docs[term]]
         if not present:
             return []

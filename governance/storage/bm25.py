@@ -8,11 +8,15 @@ index matches, its ``words`` (how many it holds: FTS5's document length) and its
 terms of idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), idf = ln((N - n + 0.5) / (n + 0.5))
 (at least 1e-6). ``ts_rank`` has no IDF: its best hit differed from SQLite's on one query in thirty
 (docs/team.md).
+
+A project's match reads ``decision_postings`` (migration 0006): one row per decision and word with
+the word's weighted frequency and the decision's length, kept by a trigger, under a btree on
+(project, word). :func:`postings_rank` sums a decision's parts from its rows alone; the same
+formula, term by term, so the same decisions in the same order.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Any
 
@@ -25,18 +29,13 @@ B = 0.75
 MAX_LEXEME = 2046          # bytes: PostgreSQL refuses a longer word in a tsvector
 MAX_POSITION = 16383       # larger positions are stored as this one
 MAX_POSITIONS = 255        # per word (PostgreSQL keeps at most 256)
-OWN_NAME = 9               # bytes of the project's name before a word in own_search
+MAX_POSTED = 2000          # bytes: a longer word has no postings (migration 0006)
 
 
-def own_prefix(project_id: str) -> str:
-    """What names a word as a project's own in ``own_search`` (migration 0005): the first 8 hex
-    digits of md5(project_id) and a colon, as ``governance_own_words`` writes them."""
-    return hashlib.md5(project_id.encode(), usedforsecurity=False).hexdigest()[:8] + ":"
-
-
-def own_fits(word: str) -> bool:
-    """Whether ``own_search`` holds ``word`` (its name makes a long word too long)."""
-    return len(word.encode()) <= MAX_LEXEME - OWN_NAME
+def posted(word: str) -> bool:
+    """Whether ``decision_postings`` holds ``word``'s rows (a btree entry is at most 2,704 bytes
+    with the project's id)."""
+    return len(word.encode()) <= MAX_POSTED
 
 
 def lexeme(word: str) -> str:
@@ -76,6 +75,12 @@ def tsquery(terms: list[str]) -> str:
     return " | ".join(lexeme(term) for term in terms)
 
 
+def idf(total: int, held: int) -> float:
+    """FTS5's IDF of a word ``held`` by that many of ``total`` decisions (at least 1e-6)."""
+    ratio = (total - held + 0.5) / (held + 0.5)
+    return math.log(ratio) if ratio > 1 else 1e-6
+
+
 def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: str
          ) -> tuple[str, list[Any], str, list[Any]]:
     """The SQL of a decision's BM25 score (on ``alias``, with the mean length ``avgdl``) for
@@ -90,7 +95,19 @@ def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: 
     parts: list[str] = []
     params: list[Any] = []
     for k, term in enumerate(terms):
-        ratio = (total - docs[term] + 0.5) / (docs[term] + 0.5)
         parts.append(f"%s * ((f.f{k} * %s) / (f.f{k} + f.norm))")
-        params += [math.log(ratio) if ratio > 1 else 1e-6, K1 + 1.0]
+        params += [idf(total, docs[term]), K1 + 1.0]
     return " + ".join(parts), params, lateral, lateral_params
+
+
+def postings_rank(terms: list[str], total: int, docs: dict[str, int], avgdl: str
+                  ) -> tuple[str, list[Any], str, list[Any]]:
+    """The SQL of the ``decision_postings`` rows (alias ``p``) of ``terms``, joined to their IDF
+    (alias ``q``), and a BM25 part per row (``part``) with the mean length ``avgdl``; summed per
+    ``p.gid`` they are the decision's score. Returns the FROM clause's SQL and its parameters,
+    then the part's SQL and its parameters."""
+    weights = [idf(total, docs[term]) for term in terms]
+    source = ("decision_postings p JOIN unnest(%s::text[], %s::float8[]) AS q (term, idf) "
+              "ON p.term = q.term")
+    part = f"q.idf * ((p.f * %s) / (p.f + %s * (%s + %s * p.words::float8 / {avgdl})))"
+    return source, [list(terms), weights], part, [K1 + 1.0, K1, 1 - B, B]

@@ -10,8 +10,8 @@ filters as its own SQL conditions. Neither engine is ever asked which it is.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 COLUMNS = ("id", "agent_id", "description", "category", "stakes", "confidence", "reasons", "tags",
            "pattern", "context", "state", "cycle", "phase", "work_item", "created_at", "outcome",
@@ -24,6 +24,59 @@ SCORED = ("success", "partial", "failure")   # the outcomes calibration counts (
 Row = Sequence[Any]
 Where = tuple[list[str], list[Any]]   # an engine's SQL conditions on alias ``d``, its parameters
 CalibrationRow = tuple[str, int, int, float, float, float, float, float]
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Pending(Protocol[T_co]):
+    """Work under way or to come (a :class:`concurrent.futures.Future`, or :class:`Later`)."""
+
+    def result(self) -> T_co:
+        """Its result (the work's exception raised), once it is done."""
+        ...
+
+    def exception(self) -> BaseException | None:
+        """Its exception or None, once it is done."""
+        ...
+
+    def cancel(self) -> bool:
+        """True when the work will never run; False when it runs or ran."""
+        ...
+
+
+class Later(Generic[T]):
+    """Work run when its result is first asked for: what an engine whose statements run one at a
+    time answers for :meth:`Engine.beside` (the work runs after the caller's own statements)."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work: Callable[[], T] | None = work
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        work, self._work = self._work, None
+        if work is not None:
+            try:
+                self._value = work()
+            except Exception as exc:   # kept for result() and exception()
+                self._error = exc
+
+    def result(self) -> T:
+        self._run()
+        if self._error is not None:
+            raise self._error
+        return self._value   # type: ignore[return-value]
+
+    def exception(self) -> BaseException | None:
+        self._run()
+        return self._error
+
+    def cancel(self) -> bool:
+        if self._work is None:
+            return False
+        self._work = None
+        self._error = RuntimeError("cancelled before it ran")
+        return True
 
 
 def column_filters(mark: str, category: str | None, outcome: str | None, agent_id: str | None,
@@ -81,6 +134,12 @@ class Engine(Protocol):
     integrity_errors: tuple[type[BaseException], ...]   # a decision id already taken
 
     def close(self) -> None: ...
+
+    def beside(self, work: Callable[[], T]) -> Pending[T]:
+        """``work`` (calls of this engine) run beside the caller's next statements where the
+        engine lets a store run statements at once (each on a connection of its own), else run
+        when its result is asked for (:class:`Later`)."""
+        ...
 
     # -- writing
     def insert(self, records: Sequence[Record]) -> int:

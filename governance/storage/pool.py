@@ -8,6 +8,10 @@ cancelled and said in one sentence, so a server call never waits on the database
 call waits at most :data:`POOL_TIMEOUT_ENV` seconds for a free connection. Migrations turn the
 statement timeout off on their own connection (:mod:`governance.storage.migration`).
 
+A call may run some of its statements at once, each on a connection of its own: :func:`beside`
+runs one on a thread of this process's few (a preAction reads the agent's calibration and records
+its decision while it matches).
+
 A connection lost (the database restarted) fails the statement it carried; the pool's other idle
 connections are then checked at once, and the broken ones replaced as the database answers again.
 While the database does not answer, a call fails at once (it waits :data:`FAST` seconds for a
@@ -25,9 +29,10 @@ import atexit
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -46,7 +51,10 @@ APPLICATION = "claude-governance"
 _POOLS: dict[tuple[int, str], ConnectionPool] = {}
 _CHECKING: set[int] = set()    # the pools whose idle connections are being checked
 _DOWN: dict[int, float] = {}   # pool -> since when it cannot reach the database (monotonic)
+BESIDE = 4                # threads per process for the statements a call runs beside its own
+_BESIDE: dict[int, ThreadPoolExecutor] = {}
 _LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 def _number(name: str, default: float) -> float:
@@ -173,6 +181,18 @@ def borrowed(url: str) -> Iterator[psycopg.Connection[Any]]:
         reason: BaseException = exc if lost is None else PoolTimeout(
             f"no connection for {time.monotonic() - lost:.1f} s")
         raise down(url, reason) from None
+
+
+def beside(work: Callable[[], T]) -> Future[T]:
+    """``work`` (statements on connections it borrows) on one of this process's :data:`BESIDE`
+    threads, while the caller goes on with its own; its result, or its exception, through the
+    future."""
+    with _LOCK:
+        threads = _BESIDE.get(os.getpid())
+        if threads is None:
+            threads = _BESIDE[os.getpid()] = ThreadPoolExecutor(
+                BESIDE, thread_name_prefix="governance-beside")
+    return threads.submit(work)
 
 
 def _check(found: ConnectionPool) -> None:

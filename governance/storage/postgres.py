@@ -1,9 +1,12 @@
 """The PostgreSQL engine: the decisions of many projects in one database a team shares (the
 ``team`` extra: psycopg 3 and psycopg-pool), each row carrying its project's id.
 
-Search (:mod:`governance.storage.bm25`): a GIN index on (project, ``search``), a ``tsvector`` of the
-words both engines index, finds a query's matches; they are ranked with BM25 exactly as SQLite's
-FTS5 ranks them, so both engines give the same hits in the same order. Like SQLite's, the match
+Search (:mod:`governance.storage.bm25`): a project's match sums the BM25 parts of its query words'
+rows in ``decision_postings``; a team-wide match, one of the newest decisions only, and one with a
+word too long for the postings find their matches through a GIN index on (project, ``search``), a
+``tsvector`` of the words both engines index, and rank them from each decision's ``frequencies``.
+Either ranks with BM25 exactly as SQLite's FTS5 does, so both engines give the same hits in the
+same order. Like SQLite's, the match
 ranks its candidates alone to a limit before they are filtered, and ``recent`` keeps it to the
 newest decisions. The ``similarity`` of a hit is computed by the decision store.
 
@@ -15,13 +18,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
 from governance.errors import StorageError
 from governance.storage import bm25, pool
 from governance.storage.database import masked
 from governance.storage.engine import COLUMNS, CalibrationRow, Record, Row, Where, column_filters
+
+T = TypeVar("T")
 
 SELECT = ", ".join(f"d.{name}" for name in COLUMNS)
 INSERTED = ("project_id", "seq", *COLUMNS[:15], "tag_list", "words", "frequencies", "search")
@@ -73,6 +79,12 @@ class PostgresEngine:
 
     def close(self) -> None:
         return None   # the process's pool stays open for the next store
+
+    @staticmethod
+    def beside(work: Callable[[], T]) -> Future[T]:
+        """On a thread of the process's (:func:`governance.storage.pool.beside`): every statement
+        borrows a connection of its own."""
+        return pool.beside(work)
 
     def _scope(self, alias: str = "d") -> tuple[str, list[Any]]:
         if self.across:
@@ -210,20 +222,15 @@ class PostgresEngine:
         mean, meaned = self._scope("p")
         rank, ranking, per_row, read = bm25.rank(terms, total, docs, "m", "a.avgdl")
         lengths = (f"(SELECT coalesce(sum(words), 0)::float8 / greatest(coalesce(sum("
-                   f"decisions), 0), 1)::float8 AS avgdl FROM projects p WHERE {mean}) AS a "
-                   f"CROSS JOIN LATERAL ({per_row}) AS f")
+                   f"decisions), 0), 1)::float8 AS avgdl FROM projects p WHERE {mean}) AS a")
         match = bm25.tsquery(terms)
-        column = "search"
-        if not self.across and not recent and all(bm25.own_fits(term) for term in terms):
-            # the project's own posting lists (migration 0005), not the team's; a match of the
-            # newest decisions only keeps project_id indexable, for the (project_id, seq) order
-            assert self.project_id is not None
-            named = bm25.own_prefix(self.project_id)
-            column, match = "own_search", bm25.tsquery([named + term for term in terms])
-            # checked on the rows found (two projects may share a name), never through another
-            # index: ANDed with the tags' index on project_id it cost more than the match
-            scope = "m.project_id || '' = %s"
-        if recent:   # the newest matches only, then by score
+        if not self.across and not recent and all(bm25.posted(term) for term in terms):
+            # the project's posting lists (migration 0006): its words' rows, no decision read
+            source, sourced, part, parted = bm25.postings_rank(terms, total, docs, "a.avgdl")
+            inner = (f"SELECT p.gid, sum({part}) AS score FROM {source} CROSS JOIN {lengths} "
+                     f"WHERE p.project_id = %s GROUP BY p.gid ORDER BY score DESC, p.gid LIMIT %s")
+            inner_params = [*parted, *sourced, *meaned, *scoped, ranked]
+        elif recent:   # the newest matches only, then by score
             window, budget = recent
             if self.across:
                 newer, floor = ("m.gid > (SELECT coalesce(max(gid), 0) FROM decisions) - %s",
@@ -232,12 +239,14 @@ class PostgresEngine:
             else:
                 newer, floor, order = "m.seq > %s", total - window, "m.seq DESC"
             inner = (f"SELECT gid, score FROM (SELECT m.gid, {rank} AS score FROM decisions m "
-                     f"CROSS JOIN {lengths} WHERE {scope} AND m.{column} @@ %s::tsquery AND {newer} "
-                     f"ORDER BY {order} LIMIT %s) AS newest ORDER BY score DESC, gid LIMIT %s")
+                     f"CROSS JOIN {lengths} CROSS JOIN LATERAL ({per_row}) AS f WHERE {scope} "
+                     f"AND m.search @@ %s::tsquery AND {newer} ORDER BY {order} LIMIT %s) AS newest "
+                     f"ORDER BY score DESC, gid LIMIT %s")
             inner_params = [*ranking, *meaned, *read, *scoped, match, floor, budget, ranked]
         else:
             inner = (f"SELECT m.gid, {rank} AS score FROM decisions m CROSS JOIN {lengths} "
-                     f"WHERE {scope} AND m.{column} @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
+                     f"CROSS JOIN LATERAL ({per_row}) AS f WHERE {scope} "
+                     f"AND m.search @@ %s::tsquery ORDER BY score DESC, m.gid LIMIT %s")
             inner_params = [*ranking, *meaned, *read, *scoped, match, ranked]
         conditions, params = where
         sql = (f"SELECT {SELECT}, d.gid FROM ({inner}) AS hits JOIN decisions d "

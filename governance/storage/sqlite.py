@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from governance.project import open_private_db
@@ -20,8 +20,10 @@ from governance.storage.engine import (
     COLUMNS,
     FIELD_WEIGHTS,
     CalibrationRow,
+    Later,
     Record,
     Row,
+    T,
     Where,
     column_filters,
 )
@@ -142,6 +144,11 @@ class SqliteEngine:
 
     def close(self) -> None:
         self.db.close()
+
+    @staticmethod
+    def beside(work: Callable[[], T]) -> Later[T]:
+        """Run when its result is asked for: one connection, one statement at a time."""
+        return Later(work)
 
     # -- writing -------------------------------------------------------------------------------
     def insert(self, records: Sequence[Record]) -> int:

@@ -191,6 +191,44 @@ def test_pre_action_recalls_patterns_and_calibration(store: DecisionStore, proje
     assert store.count() == 2
 
 
+def test_a_decision_recorded_beside_a_query_is_neither_counted_nor_found(
+        store: DecisionStore) -> None:
+    """``query_beside`` records while it matches (at once on PostgreSQL, after the match on
+    SQLite): the new decision, the best hit of its own words, is never among the hits, and the
+    hits' similarity is what the query alone gives."""
+    older = [store.record(act(f"Partition the audit table by {word}"), "a")
+             for word in ("month", "tenant", "region")]
+    alone = store.query("partition audit table tenant", limit=5)
+    found, recorded = store.query_beside(
+        "partition audit table tenant",
+        lambda: store.record(act("Partition the audit table by tenant"), "b"), limit=5)
+    assert recorded["agent_id"] == "b" and store.get(recorded["id"]) == recorded
+    assert ids(found) == ids(alone) and recorded["id"] not in ids(found)
+    assert [hit["similarity"] for hit in found] == [hit["similarity"] for hit in alone]
+    assert ids(found)[0] == older[1]["id"] and store.count() == 4
+
+    def broken() -> dict[str, Any]:
+        raise DecisionInputError("no such thing", key="x")
+
+    with pytest.raises(DecisionInputError, match="no such thing"):
+        store.query_beside("partition audit", broken)
+
+
+def test_work_for_later_runs_when_asked_and_never_once_cancelled() -> None:
+    from governance.storage.engine import Later
+
+    ran: list[int] = []
+    later = Later(lambda: ran.append(1) or 7)
+    assert ran == [] and later.result() == 7 and later.result() == 7 and ran == [1]
+    assert not later.cancel() and later.exception() is None
+    skipped = Later(lambda: ran.append(2))
+    assert skipped.cancel() and ran == [1]
+    failing = Later(lambda: 1 // 0)
+    assert isinstance(failing.exception(), ZeroDivisionError)
+    with pytest.raises(ZeroDivisionError):
+        failing.result()
+
+
 HOSTILE = ["it's \"quoted\"", "back\\slash \\x00 \\n", "'; DROP TABLE decisions; --",
            "%s %(x)s $1 ? :name {0}", "naïve café — ünïcödé 日本語 🚀 עברית",
            "a' OR '1'='1", "tab\tnew\nline"]
@@ -241,28 +279,54 @@ def test_each_project_sees_its_own_decisions(open_store: StoreFactory, tmp_path:
         one.review(theirs["id"], "success")
 
 
-def test_projects_sharing_an_own_index_name_still_see_only_their_own(database: str) -> None:
-    """On PostgreSQL a project's match reads its own posting lists (``own_search``, named with 8
-    hex digits of md5(project)); two projects whose names share them still keep apart, and a word
-    too long for that index is matched on the team's one instead."""
+def test_a_projects_match_reads_its_postings_and_ranks_as_the_index_does(
+        database: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On PostgreSQL a project's match sums its words' rows in ``decision_postings``, which a
+    trigger keeps for every decision inserted (one by one or in a batch) and deleted. Its hits and
+    their order are those of the GIN index's match, which a team-wide match, one of the newest
+    decisions and one holding a word too long for the postings still use; each project sees only
+    its own decisions."""
     from governance.storage import bm25, pool
 
-    one, two = "team-5028", "team-95459"
-    assert bm25.own_prefix(one) == bm25.own_prefix(two) == "c3508931:"
-    mine = DecisionStore.for_project_id(database, one)
-    theirs = DecisionStore.for_project_id(database, two)
+    mine = DecisionStore.for_project_id(database, "postings-mine")
+    theirs = DecisionStore.for_project_id(database, "postings-theirs")
+    rng = random.Random(5)
+    words = [f"w{k}" for k in range(40)]
+    mine.insert_many((f"dec-{k:04d}", "a", act(" ".join(rng.choices(words, k=rng.randint(3, 9))),
+                                               tags=[rng.choice(words)]), {}, 1.7e9 + k)
+                     for k in range(300))
     kept = mine.record(act("Shard the zebrafish ledger by tenant"), "a")
     other = theirs.record(act("Shard the zebrafish ledger by region"), "a")
     assert ids(mine.query("zebrafish ledger")) == [kept["id"]]
     assert ids(theirs.query("zebrafish tenant")) == [other["id"]]
-    long_word = "q" * 2040     # fits a tsvector, not with the project's name before it
-    assert bm25.fits(long_word) and not bm25.own_fits(long_word)
+    queries = [" ".join(rng.sample(words, rng.randint(1, 6))) for _ in range(25)]
+    posted = [mine.query(text, limit=20) for text in queries]
+    monkeypatch.setattr(bm25, "posted", lambda word: False)    # the GIN index's match
+    indexed = [mine.query(text, limit=20) for text in queries]
+    monkeypatch.undo()
+    assert [ids(found) for found in posted] == [ids(found) for found in indexed]
+    assert [[hit["similarity"] for hit in found] for found in posted] == \
+           [[hit["similarity"] for hit in found] for found in indexed]
+    assert all(posted)
+    long_word = "q" * 2040     # a tsvector holds it; the postings do not
+    assert bm25.fits(long_word) and not bm25.posted(long_word)
     found = mine.record(act(f"Keep {long_word} out"), "a")
     assert ids(mine.query(long_word)) == [found["id"]] and theirs.query(long_word) == []
     with pool.borrowed(database) as conn:
-        row = conn.execute("SELECT own_search::text FROM decisions WHERE project_id = %s AND "
-                           "id = %s", (one, found["id"])).fetchone()
-    assert row is not None and "c3508931:keep" in row[0] and long_word not in row[0]
+        def postings(decision_id: str) -> list[str]:
+            return [row[0] for row in conn.execute(
+                "SELECT p.term FROM decision_postings p JOIN decisions d ON d.gid = p.gid "
+                "WHERE d.project_id = 'postings-mine' AND d.id = %s ORDER BY p.term",
+                (decision_id,)).fetchall()]
+
+        held = postings(found["id"])
+        assert {"keep", "out"} <= set(held) and long_word not in held
+        assert len(postings("dec-0007")) >= 2
+        conn.execute("DELETE FROM decisions WHERE project_id = 'postings-mine' AND id = %s",
+                     (kept["id"],))
+        left = conn.execute("SELECT count(*) FROM decision_postings WHERE project_id = "
+                            "'postings-mine' AND term = 'zebrafish'").fetchone()
+    assert left == (0,) and mine.query("zebrafish") == []
 
 
 def test_the_sqlite_path_never_loads_the_postgresql_driver(project: Path) -> None:
