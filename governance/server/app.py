@@ -43,6 +43,7 @@ from governance.server.hooks import HOOKS, hook_answer
 from governance.server.identity import Caller, Verifier, tokens_for
 from governance.server.ratelimit import RateLimiter
 from governance.server.relay import Relay
+from governance.server.token_watch import TokenWatch
 from governance.server.workers import WORKERS, Workers, answer
 from governance.storage.database import PROJECT_ID
 
@@ -195,8 +196,10 @@ class App:
         self.settings = settings
         self.started = time.time()
         self.service = Service(settings.project, RateLimiter(settings.rate, settings.burst))
+        # with a team database, the tokens looked up are kept until one changes (token_watch)
+        self.watch = TokenWatch(self.service.database) if self.service.database else None
         self.verifier = Verifier(tokens_for(settings.project, self.service.database),
-                                 settings.token_cache)
+                                 settings.token_cache, self.watch)
         self._project_id: str | None = None
         self.workers = Workers(settings.project, settings.workers) if settings.workers else None
         self.cstp_worker = ThreadPoolExecutor(CSTP_WORKERS, thread_name_prefix="governance-cstp")
@@ -235,8 +238,12 @@ class App:
                     self.workers.start()
                 if self.relay is not None:
                     self.relay.start()
+                if self.watch is not None:
+                    self.watch.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.watch is not None:
+                    self.watch.stop()
                 if self.workers is not None:    # calls under way finish and are recorded
                     self.workers.close()
                 self.cstp_worker.shutdown(wait=True)

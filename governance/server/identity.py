@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from governance.errors import GovernanceError
 from governance.project import governance_dir, replace_file
 from governance.server.credential import new_token
+from governance.server.token_watch import TokenWatch
 
 FILE = "tokens.json"
 DEFAULT_EXPIRY = "90d"
@@ -207,20 +208,28 @@ def mint(tokens: Tokens, agent: str, role: str, project_id: str | None,
 
 class Verifier:
     """Looks a presented token up by its hash; a found token is kept ``ttl`` seconds at most, so
-    a revoke or an expiry takes effect within that time."""
+    a revoke or an expiry takes effect within that time; with a ``watch`` that is listening,
+    until a token changes (:data:`WATCHED_TTL` at most). Expiry is checked at every call."""
 
-    def __init__(self, tokens: Tokens, ttl: float = 2.0) -> None:
+    WATCHED_TTL = 300.0
+
+    def __init__(self, tokens: Tokens, ttl: float = 2.0, watch: TokenWatch | None = None) -> None:
         self.tokens = tokens
         self.ttl = ttl
-        self._seen: dict[str, tuple[float, Token | None]] = {}
+        self.watch = watch
+        self._seen: dict[str, tuple[float, Token | None, int]] = {}
 
     def known(self, token: str) -> tuple[bool, Caller | None]:
-        """(True, its caller or None) when ``token`` was looked up less than ``ttl`` seconds ago;
+        """(True, its caller or None) when ``token``'s lookup is still good (see the class);
         (False, None) when it must be looked up (:meth:`caller`): a server answers a known token
         without handing it to a thread."""
         key, now = digest(token), time.time()
         held = self._seen.get(key)
-        if held is None or now - held[0] > self.ttl:
+        if held is None:
+            return False, None
+        age, watch = now - held[0], self.watch
+        if age > self.ttl and not (watch is not None and watch.live and age <= self.WATCHED_TTL
+                                   and held[2] == watch.generation):
             return False, None
         return True, _live(held[1], now)
 
@@ -231,7 +240,8 @@ class Verifier:
         key, now = digest(token), time.time()
         if len(self._seen) > 10_000:
             self._seen.clear()
-        self._seen[key] = (now, self.tokens.find(key))
+        generation = self.watch.generation if self.watch is not None else 0   # before the lookup
+        self._seen[key] = (now, self.tokens.find(key), generation)
         return _live(self._seen[key][1], now)
 
 

@@ -103,11 +103,12 @@ def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: 
 def postings_rank(terms: list[str], total: int, docs: dict[str, int], avgdl: str
                   ) -> tuple[str, list[Any], str, list[Any]]:
     """The SQL of the ``decision_postings`` rows (alias ``p``) of ``terms``, joined to their IDF
-    (alias ``q``), and a BM25 part per row (``part``) with the mean length ``avgdl``; summed per
-    ``p.gid`` they are the decision's score. Returns the FROM clause's SQL and its parameters,
-    then the part's SQL and its parameters."""
+    (alias ``q``, ``q.k`` their order), and a BM25 part per row (``part``) with the mean length
+    ``avgdl``; summed per ``p.gid`` in the terms' order (as the index's match adds them, so equal
+    scores stay equal to the last bit) they are the decision's score. Returns the FROM clause's
+    SQL and its parameters, then the part's SQL and its parameters."""
     weights = [idf(total, docs[term]) for term in terms]
-    source = ("decision_postings p JOIN unnest(%s::text[], %s::float8[]) AS q (term, idf) "
-              "ON p.term = q.term")
+    source = ("decision_postings p JOIN unnest(%s::text[], %s::float8[]) WITH ORDINALITY "
+              "AS q (term, idf, k) ON p.term = q.term")
     part = f"q.idf * ((p.f * %s) / (p.f + %s * (%s + %s * p.words::float8 / {avgdl})))"
     return source, [list(terms), weights], part, [K1 + 1.0, K1, 1 - B, B]
