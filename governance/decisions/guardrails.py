@@ -169,13 +169,15 @@ def timestamp(seconds: float | None = None) -> str:
 
 
 def check_guardrails(action: dict[str, Any], project_dir: str, agent_id: str | None = None, *,
-                     ledger: bool = True, audit: dict[str, Any] | None = None) -> dict[str, Any]:
+                     ledger: bool = True, audit: dict[str, Any] | None = None,
+                     compiled: dict[str, Any] | None = None) -> dict[str, Any]:
     """Check a decision ``action`` (category, stakes, confidence, context, ...) against every
     guardrail; write the verdict to the ledger in the seed's audit format (``event:
     guardrail_check``, ``timestamp``, ``requesting_agent``, ``action``, ``allowed``,
     ``violations``, ``evaluated``; ``audit`` adds fields such as the credential). ``passed``
-    lists the guardrails in scope that held."""
-    compiled = load_compiled(project_dir)
+    lists the guardrails in scope that held. ``compiled``: the guardrails this call loaded
+    already (:func:`load_compiled`)."""
+    compiled = compiled or load_compiled(project_dir)
     violated, passed = evaluate_rules(compiled["rules"], action)
     violations = [item for item in violated if item["severity"] == "block"]
     warnings = [item for item in violated if item["severity"] == "warn"]

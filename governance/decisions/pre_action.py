@@ -116,19 +116,21 @@ def fail_mode(project_dir: str) -> str:
 
 
 def pre_action(project_dir: str, agent_id: Any, action: Any, options: Any = None, *,
-               store: DecisionStore | None = None) -> dict[str, Any]:
+               store: DecisionStore | None = None, compiled: dict[str, Any] | None = None
+               ) -> dict[str, Any]:
     """Guardrails, relevant decisions, calibration and patterns in one call; see the module
     docstring for the failure policy. Raises :class:`DecisionInputError` on bad input (and,
-    under the strict quality rule, on a missing tag or pattern)."""
+    under the strict quality rule, on a missing tag or pattern). ``compiled``: the project's
+    guardrails, loaded already by the caller (:func:`load_compiled`)."""
     agent = fields.agent(agent_id)
     opts = options_from(options)
     clean = fields.action(action, require_tags=False, require_pattern=False)
     own_store = store is None
     try:
-        settings = load_compiled(project_dir)["settings"]
+        compiled = compiled or load_compiled(project_dir)
         store = store or DecisionStore.for_project(project_dir)
         try:
-            return _decide(project_dir, agent, clean, opts, store, settings)
+            return _decide(project_dir, agent, clean, opts, store, compiled)
         finally:
             if own_store:
                 store.close()
@@ -161,10 +163,12 @@ def _block_reason(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str, Any],
-            store: DecisionStore, settings: dict[str, Any]) -> dict[str, Any]:
+            store: DecisionStore, compiled: dict[str, Any]) -> dict[str, Any]:
+    settings = compiled["settings"]
     state = current_state(project_dir)
     mode = "closed" if settings.get("fail_mode") == "closed" else "open"
-    verdict = check_guardrails({**action, **state, "agent_id": agent}, project_dir, agent)
+    verdict = check_guardrails({**action, **state, "agent_id": agent}, project_dir, agent,
+                               compiled=compiled)
     text = " ".join([action["description"], *action["tags"]])
     ranking = ranking_mode(settings)
     category = action["category"]

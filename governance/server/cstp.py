@@ -438,11 +438,12 @@ class Service:
         if self.writer is not None:
             self.writer.close()
 
-    def name(self) -> str:
-        """The responding agent's id: ``settings.agent_name`` in guardrails.yaml, else the
-        server's name."""
+    def name(self, compiled: dict[str, Any] | None = None) -> str:
+        """The responding agent's id: ``settings.agent_name`` in guardrails.yaml (``compiled``,
+        when the call loaded them already), else the server's name."""
         try:
-            return str(load_compiled(self.project)["settings"].get("agent_name") or SERVER_NAME)
+            found = compiled or load_compiled(self.project)
+            return str(found["settings"].get("agent_name") or SERVER_NAME)
         except GovernanceError:
             return SERVER_NAME
 
@@ -518,13 +519,15 @@ class Service:
                   "agent_id": who.agent}
         action.setdefault("stakes", "medium")
         try:
+            compiled = load_compiled(self.project)     # once for the check and the answer
             verdict = check_guardrails(action, self.project, who.agent, audit={
-                "method": "cstp.checkGuardrails", "credential": who.credential})
+                "method": "cstp.checkGuardrails", "credential": who.credential},
+                compiled=compiled)
         except ConfigError as exc:
             raise RpcError(GUARDRAIL_EVAL_FAILED, exc.render()) from None
         return {"allowed": verdict["allowed"], "violations": verdict["violations"],
                 "warnings": verdict["warnings"], "evaluated": verdict["evaluated"],
-                "evaluatedAt": verdict["evaluatedAt"], "agent": self.name(),
+                "evaluatedAt": verdict["evaluatedAt"], "agent": self.name(compiled),
                 "requesting_agent": who.agent}
 
     def pre_action(self, params: PreAction, who: Identity) -> dict[str, Any]:
@@ -533,9 +536,13 @@ class Service:
             store: DecisionStore | None = self._store(who)
         except (sqlite3.Error, StorageError):   # pre_action opens it again, under the fail mode
             store = None
+        try:   # once for the guardrails, the settings and the answer
+            compiled: dict[str, Any] | None = load_compiled(self.project)
+        except GovernanceError:   # pre_action says so, under the fail mode
+            compiled = None
         result = pre_action(self.project, who.agent, _action(params.action), options,
-                            store=store)
-        return {**result, "agent": self.name(), "requesting_agent": who.agent}
+                            store=store, compiled=compiled)
+        return {**result, "agent": self.name(compiled), "requesting_agent": who.agent}
 
     def _store(self, who: Identity | None = None) -> DecisionStore:
         """This thread's store for the project the call acts in (on SQLite the served one,
