@@ -59,7 +59,7 @@ def fetched(server: str, token: str | None, query: dict[str, str | None]) -> tup
             raw[:200].decode("utf-8", "replace")
         raise GovernanceError(f"the server {central.url} answered {answer.status} to {path}: "
                               f"{said}", fix="pass the server's token with --token or "
-                              "$GOVERNANCE_SERVER_TOKEN" if answer.status == 401 else None)
+                              f"${client.TOKEN_ENV}" if answer.status == 401 else None)
     page = raw.decode("utf-8")
     try:
         figures: dict[str, Any] = json.loads(page.split(FIGURES, 1)[1].split("</script>", 1)[0])
