@@ -5,14 +5,13 @@ By default one embedded SQLite database per project (``<project>/.claude/governa
 ``GOVERNANCE_DATABASE_URL``) a PostgreSQL database a team shares (:mod:`governance.storage.postgres`,
 the ``team`` extra), each row carrying its project's id. The logic here does not depend on which:
 text queries rank a bounded set of the full-text index's matches with BM25, and each hit gets a
-``similarity`` in 0..1: the IDF-weighted share of the query's terms that the decision contains (1
-when it holds every term; rare terms weigh more than common ones).
+``similarity`` in 0..1 (:mod:`governance.decisions.matching` says which terms a match scores and
+how alike a hit is).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import time
@@ -20,22 +19,15 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from governance import jsoncodec
+from governance.decisions import matching
 from governance.decisions.fields import OUTCOMES, DecisionInputError
 from governance.decisions.search_text import decision_text, query_terms, words
 from governance.project import REVIEWS_STAMP, governance_dir, replace_file
 from governance.storage.database import database_url
 from governance.storage.engine import COLUMNS, Engine, Pending, Record, Row, T, Where
 from governance.storage.sqlite import SCHEMA_VERSION, SqliteEngine, insert_records, open_store
-from governance.storage.text import tokens
 
 DB_NAME = "decisions.db"
-COMMON_SHARE = 0.05  # a term in more than 5% of the decisions ...
-COMMON_MIN = 500  # ... and in more than 500 of them is too common to drive a match
-MATCH_BUDGET = 1500   # a match scores at most about this many decisions: the rarest terms first
-RECENT_WINDOW = 20000  # a store larger than this, whose rarest query term is over the budget,
-RECENT_TERMS = 3       # is matched on its rarest few terms, newest first, to
-RECENT_BUDGET = 500    # this many matches
-FILTERED_WIDTH = 20    # with filters, the index's best limit x this are joined and filtered
 __all__ = ["COLUMNS", "SCHEMA_VERSION", "DecisionStore", "db_path", "iso", "open_store"]
 
 
@@ -264,65 +256,32 @@ class DecisionStore:
         """Hits for ``terms`` ranked by the engine's full-text index, with a keyword
         ``similarity`` and their ``seq``; ``then`` is called once the terms' counts are read.
 
-        Terms held by more than :data:`COMMON_SHARE` of a large store are left out of the match
-        (while rarer terms remain) so that one common word cannot make a query score most of the
-        store; they still count in ``similarity``."""
+        The terms matched on are :func:`governance.decisions.matching.match_terms`'s: a common
+        word cannot make a query score most of the store (it still counts in ``similarity``)."""
         total, docs = self.doc_counts(terms)
         if then is not None:
             then()
         present = [term for term in terms if docs[term]]
         if not present:
             return []
-        selective, recent = self.match_terms(present, docs, total)
+        selective, recent = matching.match_terms(present, docs, total)
         # Filters that leave too few of the index's best rows widen the match once.
-        ranked = limit if not where else max(limit * FILTERED_WIDTH, 200)
-        window = (RECENT_WINDOW, RECENT_BUDGET) if recent else None
+        ranked = limit if not where else max(limit * matching.FILTERED_WIDTH, 200)
+        window = (matching.RECENT_WINDOW, matching.RECENT_BUDGET) if recent else None
         rows = self.engine.keyword_hits(selective, total, docs, (where, params), ranked, limit,
                                         window)
         if where and len(rows) < limit:
             rows = self.engine.keyword_hits(selective, total, docs, (where, params), None, limit,
                                             window)
-        # An always-positive IDF per query term: log(1 + (N - n + 0.5) / (n + 0.5)).
-        weights_by_term = {term: math.log(1 + (total - count + 0.5) / (count + 0.5))
-                           for term, count in docs.items()}
-        ideal = sum(weights_by_term.values()) or 1.0
+        alike = matching.Similarity(total, docs)
         result = []
         for row in rows:
             item = _with_seq(row)
-            held = set(tokens(decision_text(item)))   # no query term is a stop word
-            covered = sum(w for term, w in weights_by_term.items() if term in held)
-            item["similarity"] = round(covered / ideal, 3)
+            item["similarity"] = alike(decision_text(item))
             result.append(item)
         return result
 
-    @staticmethod
-    def match_terms(present: list[str], docs: dict[str, int], total: int
-                    ) -> tuple[list[str], bool]:
-        """The terms a query matches on, and whether only the newest decisions are matched.
-
-        Rarest first, a term is taken while the decisions the match would score stay within
-        :data:`MATCH_BUDGET` (the rarest always); a term in more than :data:`COMMON_SHARE` of a
-        large store is never taken (it still counts in ``similarity``). When even the rarest term
-        is held by more than the budget in a store over :data:`RECENT_WINDOW`, the match takes
-        the :data:`RECENT_TERMS` rarest terms among the newest :data:`RECENT_WINDOW` decisions
-        and scores at most its newest :data:`RECENT_BUDGET` matches (the full-text index hands
-        them over newest first and stops there: no guess of how a term's decisions spread over
-        time, which a burst of alike decisions defeats). So
-        the work of a query (the index scores each matched decision) is bounded whatever the
-        store's size."""
-        cutoff = max(COMMON_MIN, COMMON_SHARE * total)
-        rarest = sorted(present, key=lambda term: (docs[term], term))
-        if docs[rarest[0]] > MATCH_BUDGET and total > RECENT_WINDOW:
-            taken = [term for term in rarest if docs[term] <= cutoff][:RECENT_TERMS]
-            return [t for t in present if t in taken] or rarest[:1], True
-        chosen: list[str] = []
-        spent = 0
-        for term in rarest:
-            if docs[term] > cutoff or (chosen and spent + docs[term] > MATCH_BUDGET):
-                break
-            chosen.append(term)
-            spent += docs[term]
-        return [t for t in present if t in chosen] or rarest[:1], False
+    match_terms = staticmethod(matching.match_terms)
 
     def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
                     ) -> list[dict[str, Any]]:

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from governance.decisions import fields
-from governance.decisions import store as store_module
+from governance.decisions import fields, matching
 from governance.decisions.store import DecisionStore
 
 COMMON = [f"common{k}" for k in range(12)]
@@ -45,12 +44,12 @@ def test_the_best_hit_is_the_unbounded_one(corpus: tuple[DecisionStore, list[lis
     store, docs = corpus
     text = " ".join([*docs[k][:common], f"rare{k}", f"topic{k % 400}", f"theme{k % 90}"])
     bounded = store.query(text, limit=5)
-    budget, window = store_module.MATCH_BUDGET, store_module.RECENT_WINDOW
+    budget, window = matching.MATCH_BUDGET, matching.RECENT_WINDOW
     try:
-        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = 10**9, 10**9
+        matching.MATCH_BUDGET, matching.RECENT_WINDOW = 10**9, 10**9
         unbounded = store.query(text, limit=5)
     finally:
-        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = budget, window
+        matching.MATCH_BUDGET, matching.RECENT_WINDOW = budget, window
     assert bounded[0]["id"] == unbounded[0]["id"] == f"dec-{k:08x}"
     assert bounded[0]["similarity"] == unbounded[0]["similarity"]
 
@@ -69,22 +68,22 @@ def test_the_match_stays_within_its_budget(corpus: tuple[DecisionStore, list[lis
     total, docs = store.doc_counts(terms)
     chosen, recent = store.match_terms([t for t in terms if docs[t]], docs, total)
     assert not recent and "rare77" in chosen and not set(COMMON) & set(chosen)
-    assert sum(docs[t] for t in chosen) <= store_module.MATCH_BUDGET
+    assert sum(docs[t] for t in chosen) <= matching.MATCH_BUDGET
     chosen, recent = store.match_terms(COMMON[:3], {t: 3000 for t in COMMON[:3]}, 40_000)
     assert recent and len(chosen) >= 1      # every term common: the newest decisions only
 
 
 def test_a_common_only_query_matches_among_the_newest(tmp_path: Path) -> None:
     store = DecisionStore(str(tmp_path / "decisions.db"))
-    budget, window = store_module.MATCH_BUDGET, store_module.RECENT_WINDOW
+    budget, window = matching.MATCH_BUDGET, matching.RECENT_WINDOW
     try:
-        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = 50, 100
+        matching.MATCH_BUDGET, matching.RECENT_WINDOW = 50, 100
         store.insert_many([(f"dec-{k:08x}", "a", _action(["alpha", "beta", f"w{k}"]), {},
                             1_700_000_000.0 + k) for k in range(400)])
         found = store.query("alpha beta", limit=10)
         assert found and all(int(item["id"][4:], 16) >= 300 for item in found)
     finally:
-        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = budget, window
+        matching.MATCH_BUDGET, matching.RECENT_WINDOW = budget, window
         store.close()
 
 
@@ -93,10 +92,10 @@ def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(tmp_path
     times): the match scores at most RECENT_BUDGET of them, newest first, whatever their
     number."""
     store = DecisionStore(str(tmp_path / "decisions.db"))
-    saved = (store_module.MATCH_BUDGET, store_module.RECENT_WINDOW, store_module.RECENT_BUDGET)
+    saved = (matching.MATCH_BUDGET, matching.RECENT_WINDOW, matching.RECENT_BUDGET)
     try:
-        store_module.MATCH_BUDGET, store_module.RECENT_WINDOW = 50, 100
-        store_module.RECENT_BUDGET = 30
+        matching.MATCH_BUDGET, matching.RECENT_WINDOW = 50, 100
+        matching.RECENT_BUDGET = 30
         store.insert_many([(f"dec-{k:08x}", "a", _action([f"w{k}", "filler"]), {},
                             1_700_000_000.0 + k) for k in range(300)])
         store.insert_many([(f"dec-{k:08x}", "a", _action(["gamma", "delta", f"w{k}"]), {},
@@ -108,6 +107,6 @@ def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(tmp_path
         assert len(found) == 30                       # the budget, not the 400 that match
         assert all(int(item["id"][4:], 16) >= 670 for item in found)
     finally:
-        (store_module.MATCH_BUDGET, store_module.RECENT_WINDOW,
-         store_module.RECENT_BUDGET) = saved
+        (matching.MATCH_BUDGET, matching.RECENT_WINDOW,
+         matching.RECENT_BUDGET) = saved
         store.close()

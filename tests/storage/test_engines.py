@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from governance.decisions import embedding, fields
-from governance.decisions import store as store_module
+from governance.decisions import embedding, fields, matching
 from governance.decisions.calibration import calibration_report, report_from_sums
 from governance.decisions.fields import DecisionInputError
 from governance.decisions.pre_action import pre_action
@@ -127,9 +126,9 @@ def test_common_terms_do_not_drive_large_matches(store: DecisionStore) -> None:
 
 def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(
         store: DecisionStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "MATCH_BUDGET", 50)
-    monkeypatch.setattr(store_module, "RECENT_WINDOW", 100)
-    monkeypatch.setattr(store_module, "RECENT_BUDGET", 30)
+    monkeypatch.setattr(matching, "MATCH_BUDGET", 50)
+    monkeypatch.setattr(matching, "RECENT_WINDOW", 100)
+    monkeypatch.setattr(matching, "RECENT_BUDGET", 30)
     store.insert_many([(f"dec-{k:08x}", "a", act(f"w{k} filler"), {}, 1_700_000_000.0 + k)
                        for k in range(300)])
     store.insert_many([(f"dec-{k:08x}", "a", act(f"gamma delta w{k}"), {}, 1_700_000_000.0 + k)
