@@ -183,8 +183,9 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
         from governance.decisions.quality import complete
 
         filled, quality = complete(action, settings, store, [])
-        candidates, recorded = store.query_beside(
-            text, lambda: store.record(filled, agent, state), limit=limit, ranking=ranking)
+        candidates, recorded = store.query_beside(   # past query_limit, a pattern count only
+            text, lambda: store.record(filled, agent, state), limit=limit, ranking=ranking,
+            whole=opts["query_limit"])
     else:
         candidates = store.query(text, limit=limit, ranking=ranking)
     calibration = calibrate_sums(calibrating.result().get(category, {}), category)

@@ -28,6 +28,7 @@ from governance.storage.engine import COLUMNS, Engine, Pending, Record, Row, T, 
 from governance.storage.sqlite import SCHEMA_VERSION, SqliteEngine, insert_records, open_store
 
 DB_NAME = "decisions.db"
+_ID, _PATTERN, _OUTCOME = (COLUMNS.index(name) for name in ("id", "pattern", "outcome"))
 __all__ = ["COLUMNS", "SCHEMA_VERSION", "DecisionStore", "db_path", "iso", "open_store"]
 
 
@@ -48,6 +49,11 @@ def _row(row: Row) -> dict[str, Any]:
     item["created_at"] = iso(item["created_at"])
     item["reviewed_at"] = iso(item["reviewed_at"])
     return item
+
+
+def _brief(row: Row) -> dict[str, Any]:
+    """A hit's ``id``, ``pattern``, ``outcome`` and ``seq`` only."""
+    return {"id": row[_ID], "pattern": row[_PATTERN], "outcome": row[_OUTCOME], "seq": row[-1]}
 
 
 def _with_seq(row: Row) -> dict[str, Any]:
@@ -206,21 +212,24 @@ class DecisionStore:
         return self._found(text, limit, ranking, filters, None)
 
     def query_beside(self, text: str, record: Callable[[], dict[str, Any]], *, limit: int = 10,
-                     ranking: str = "keyword", **filters: Any
+                     ranking: str = "keyword", whole: int | None = None, **filters: Any
                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """:meth:`query` and ``record`` (which records a decision and returns it) in one: the
         recording starts once the match's term counts are read, so they never count the new
         decision, and runs beside the match where the engine lets a store's statements run at
         once (:meth:`beside`), else after it; the new decision is never among the hits. When the
         query fails, a recording not yet started never starts, and one under way ends before the
-        error is raised."""
+        error is raised. With ``whole``, a keyword hit after the first ``whole`` may hold only its
+        ``id``, ``pattern`` and ``outcome`` (what a pattern count weighs): the rest of it is
+        neither decoded nor compared with the query."""
         started: list[Pending[dict[str, Any]]] = []
 
         def start() -> None:
             started.append(self.beside(record))
 
         try:
-            found = self._found(text, limit + 1, ranking, filters, start)
+            found = self._found(text, limit + 1, ranking, filters, start,
+                                None if whole is None else whole + 1)
         except BaseException:
             if started and not started[0].cancel():
                 started[0].exception()   # under way: done before the error is said
@@ -233,7 +242,8 @@ class DecisionStore:
         return self.engine.beside(work)
 
     def _found(self, text: str | None, limit: int, ranking: str, filters: dict[str, Any],
-               then: Callable[[], None] | None) -> list[dict[str, Any]]:
+               then: Callable[[], None] | None, whole: int | None = None
+               ) -> list[dict[str, Any]]:
         where, params = self.filters(**filters)
         terms = query_terms(text or "")
         found: list[dict[str, Any]] | None = None
@@ -242,7 +252,7 @@ class DecisionStore:
 
             found = hybrid_query(self, text, where, params, limit)
         if found is None and terms:
-            found = self.keyword_query(terms, where, params, limit, then)
+            found = self.keyword_query(terms, where, params, limit, then, whole)
         if found is None:
             if text:
                 return []
@@ -252,9 +262,11 @@ class DecisionStore:
         return found
 
     def keyword_query(self, terms: list[str], where: list[str], params: list[Any], limit: int,
-                      then: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+                      then: Callable[[], None] | None = None, whole: int | None = None
+                      ) -> list[dict[str, Any]]:
         """Hits for ``terms`` ranked by the engine's full-text index, with a keyword
         ``similarity`` and their ``seq``; ``then`` is called once the terms' counts are read.
+        Past the first ``whole`` (None: none), a hit is brief (:func:`_brief`).
 
         The terms matched on are :func:`governance.decisions.matching.match_terms`'s: a common
         word cannot make a query score most of the store (it still counts in ``similarity``)."""
@@ -274,8 +286,11 @@ class DecisionStore:
             rows = self.engine.keyword_hits(selective, total, docs, (where, params), None, limit,
                                             window)
         alike = matching.Similarity(total, docs)
-        result = []
+        result: list[dict[str, Any]] = []
         for row in rows:
+            if whole is not None and len(result) >= whole:
+                result.append(_brief(row))
+                continue
             item = _with_seq(row)
             item["similarity"] = alike(decision_text(item))
             result.append(item)

@@ -213,6 +213,27 @@ def test_a_decision_recorded_beside_a_query_is_neither_counted_nor_found(
         store.query_beside("partition audit", broken)
 
 
+def test_hits_past_whole_are_brief_and_keep_their_pattern_and_outcome(
+        store: DecisionStore) -> None:
+    """A preAction reads the hits past its ``query_limit`` for their pattern and outcome only;
+    the first ``whole`` stay whole, even when the new decision was among them (on PostgreSQL it
+    is recorded while the match runs)."""
+    for word in ("month", "tenant", "region", "quarter", "day"):
+        made = store.record(act(f"Partition the audit table by {word}",
+                                pattern=f"partition by {word}"), "a")
+        store.review(made["id"], "success")
+    alone = store.query("partition audit table tenant", limit=5)
+    found, recorded = store.query_beside(
+        "partition audit table tenant",
+        lambda: store.record(act("Partition the audit table by tenant"), "b"), limit=5, whole=2)
+    assert ids(found) == ids(alone) and recorded["id"] not in ids(found)
+    assert found[:2] == alone[:2] and all("description" in item for item in found[:2])
+    # one more than whole is read whole, in case the new decision was among them
+    assert [sorted(item) for item in found[3:]] == [["id", "outcome", "pattern"]] * 2
+    assert [(item["pattern"], item["outcome"]) for item in found[2:]] == \
+           [(item["pattern"], item["outcome"]) for item in alone[2:]]
+
+
 def test_work_for_later_runs_when_asked_and_never_once_cancelled() -> None:
     from governance.storage.engine import Later
 
