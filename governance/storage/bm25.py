@@ -11,8 +11,8 @@ terms of idf * f * (k1 + 1) / (f + k1 * (1 - b + b * D / avgdl)), idf = ln((N - 
 
 A project's match reads ``decision_postings`` (migration 0006): one row per decision and word with
 the word's weighted frequency and the decision's length, kept by a trigger, under a btree on
-(project, word). :func:`postings_rank` sums a decision's parts from its rows alone; the same
-formula, term by term, so the same decisions in the same order.
+(project, word). :func:`postings_rank` and :func:`postings_score` add a decision's parts from its
+rows alone; the same formula, term by term, so the same decisions in the same order.
 """
 
 from __future__ import annotations
@@ -103,12 +103,26 @@ def rank(terms: list[str], total: int, docs: dict[str, int], alias: str, avgdl: 
 def postings_rank(terms: list[str], total: int, docs: dict[str, int], avgdl: str
                   ) -> tuple[str, list[Any], str, list[Any]]:
     """The SQL of the ``decision_postings`` rows (alias ``p``) of ``terms``, joined to their IDF
-    (alias ``q``, ``q.k`` their order), and a BM25 part per row (``part``) with the mean length
-    ``avgdl``; summed per ``p.gid`` in the terms' order (as the index's match adds them, so equal
-    scores stay equal to the last bit) they are the decision's score. Returns the FROM clause's
-    SQL and its parameters, then the part's SQL and its parameters."""
+    (alias ``q``, ``q.k`` their order from 1), and a BM25 part per row (``part``) with the mean
+    length ``avgdl``; :func:`postings_score` adds a decision's parts into its score. Returns the
+    FROM clause's SQL and its parameters, then the part's SQL and its parameters."""
     weights = [idf(total, docs[term]) for term in terms]
     source = ("decision_postings p JOIN unnest(%s::text[], %s::float8[]) WITH ORDINALITY "
               "AS q (term, idf, k) ON p.term = q.term")
     part = f"q.idf * ((p.f * %s) / (p.f + %s * (%s + %s * p.words::float8 / {avgdl})))"
     return source, [list(terms), weights], part, [K1 + 1.0, K1, 1 - B, B]
+
+
+def postings_score(count: int, part: str = "part", k: str = "k") -> str:
+    """A decision's score from its rows' ``part`` (grouped by decision; ``k``: the term's order,
+    1 to ``count``): each term's part on its own (a decision has one row per word), added in the
+    terms' order, as the index's match adds them, so equal scores stay equal to the last bit.
+    A hash aggregate needs no sort (an ordered ``sum(... ORDER BY k)`` sorted every decision's
+    rows: 1.0 against 0.67 ms at 500 matches). The terms are counted up to a power of two (a
+    missing term adds 0, exactly), so a few statements serve every query and each is prepared
+    once on a connection."""
+    width = 4
+    while width < count:
+        width *= 2
+    return " + ".join(f"coalesce(sum({part}) FILTER (WHERE {k} = {n}), 0)"
+                      for n in range(1, width + 1))

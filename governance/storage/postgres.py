@@ -227,9 +227,9 @@ class PostgresEngine:
         if not self.across and not recent and all(bm25.posted(term) for term in terms):
             # the project's posting lists (migration 0006): its words' rows, no decision read
             source, sourced, part, parted = bm25.postings_rank(terms, total, docs, "a.avgdl")
-            inner = (f"SELECT p.gid, sum({part} ORDER BY q.k) AS score FROM {source} "
-                     f"CROSS JOIN {lengths} WHERE p.project_id = %s GROUP BY p.gid "
-                     f"ORDER BY score DESC, p.gid LIMIT %s")
+            inner = (f"SELECT gid, {bm25.postings_score(len(terms))} AS score FROM (SELECT "
+                     f"p.gid, q.k, {part} AS part FROM {source} CROSS JOIN {lengths} WHERE "
+                     f"p.project_id = %s) AS parts GROUP BY gid ORDER BY score DESC, gid LIMIT %s")
             inner_params = [*parted, *sourced, *meaned, *scoped, ranked]
         elif recent:   # the newest matches only, then by score
             window, budget = recent
