@@ -29,7 +29,6 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,7 +43,7 @@ from governance.server.identity import Caller, Verifier, tokens_for
 from governance.server.ratelimit import RateLimiter
 from governance.server.relay import Relay
 from governance.server.token_watch import TokenWatch
-from governance.server.workers import WORKERS, Workers, answer
+from governance.server.workers import WORKERS, Workers, WorkerStopped, answer, stopped
 from governance.storage.database import PROJECT_ID
 
 Scope = dict[str, Any]
@@ -183,12 +182,6 @@ def named(caller: Caller, headers: dict[bytes, bytes]) -> Caller:
     return replace(caller, named=value)
 
 
-def _stopped(call: protocol.Call) -> Any:
-    raise protocol.RpcError(protocol.INTERNAL_ERROR,
-                            "the worker process answering this call stopped before it answered "
-                            "(errors.log says why); the workers are started again: retry the call")
-
-
 class App:
     """The ASGI application of one project's server."""
 
@@ -245,7 +238,7 @@ class App:
                 if self.watch is not None:
                     self.watch.stop()
                 if self.workers is not None:    # calls under way finish and are recorded
-                    self.workers.close()
+                    await self.workers.close()
                 self.cstp_worker.shutdown(wait=True)
                 self.cstp_quick.shutdown(wait=True)
                 self.service.close()
@@ -400,10 +393,9 @@ class App:
             answer_ = answer(self.service, body, who)
         elif self.workers is not None and self._admitted(body, who):
             try:
-                answer_ = await asyncio.wrap_future(self.workers.submit(body, who))
-            except BrokenProcessPool as exc:
-                self.workers.failed(exc)
-                answer_ = protocol.answer(body, _stopped)
+                answer_ = await self.workers.call(body, who)
+            except WorkerStopped as exc:   # said in errors.log; another worker is started
+                answer_ = protocol.answer(body, stopped(str(exc)))
         else:
             pool = self.cstp_quick if self.workers is not None else self.cstp_worker
             answer_ = await loop.run_in_executor(pool, answer, self.service, body, who)

@@ -170,3 +170,76 @@ def test_bodies_that_do_not_parse_are_answered_by_the_server_itself(served: Serv
         status, _, answer = served.request("POST", "/cstp", body)
         assert status == 200, (status, answer)
         assert json.loads(answer)["error"]["code"] in (-32700, -32600)
+
+
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_workers_end_at_once_when_their_server_is_killed(project: Path) -> None:
+    import signal
+    import time
+
+    from tests.helpers import install
+    from tests.server.conftest import start_server, stop_server
+
+    install(project)
+    served = start_server(project, "--rate", "0")
+    try:
+        assert _pre_action(served, 1)["result"]
+        workers = _children(served.process.pid)
+        assert workers, "the server started no worker process"
+        os.kill(served.process.pid, signal.SIGKILL)
+        served.process.wait(10)
+        deadline = time.monotonic() + 5
+        while not all(_ended(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_ended(pid) for pid in workers), workers   # their sockets closed
+    finally:
+        stop_server(served)
+
+
+def test_a_worker_killed_during_a_call_fails_that_call_only_and_is_replaced(project: Path
+                                                                           ) -> None:
+    import asyncio
+    import signal
+
+    from governance.server.workers import Workers, WorkerStopped
+
+    (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "cstp.getCalibration",
+                       "params": {}}).encode()
+
+    async def scenario() -> tuple[str, dict[str, object], int, int]:
+        workers = Workers(str(project), 1)
+        workers.start()
+        try:
+            first = json.loads(await workers.call(body, "bearer:t") or b"null")
+            assert "result" in first, first
+            pid = workers._all[0].process.pid
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)            # busy: it takes the call and never answers
+            held = asyncio.ensure_future(workers.call(body, "bearer:t"))
+            await asyncio.sleep(0.3)
+            os.kill(pid, signal.SIGKILL)
+            try:
+                await held
+                raise AssertionError("the call of a killed worker was answered")
+            except WorkerStopped as exc:
+                why = str(exc)
+            again = json.loads(await workers.call(body, "bearer:t") or b"null")
+            replaced = workers._all[0].process.pid
+            assert replaced is not None
+            return why, again, pid, replaced
+        finally:
+            await workers.close()
+
+    why, again, pid, replaced = asyncio.run(scenario())
+    assert why == "killed by SIGKILL"
+    assert "result" in again and replaced != pid
+    log = (project / ".claude" / "governance" / "errors.log").read_text()
+    assert f"cstp worker {pid}: killed by SIGKILL; another is started" in log
