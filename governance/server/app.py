@@ -236,7 +236,7 @@ class App:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.watch is not None:
-                    self.watch.stop()
+                    self.watch.stop(wait=False)
                 if self.workers is not None:    # calls under way finish and are recorded
                     await self.workers.close()
                 self.cstp_worker.shutdown(wait=True)

@@ -35,9 +35,12 @@ class TokenWatch:
                                         daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stop listening; with ``wait``, until the thread has closed its connection (at most
+        :data:`WAKE_S`: a test about to drop the database). A server stopping does not wait: the
+        thread ends on its own, or with the process."""
         self._stop.set()
-        if self._thread is not None:
+        if wait and self._thread is not None:
             self._thread.join(WAKE_S * 4)
 
     def _changed(self, live: bool) -> None:

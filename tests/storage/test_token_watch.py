@@ -87,3 +87,16 @@ def test_without_a_listener_a_lookup_is_kept_for_the_ttl_only(database: str) -> 
     time.sleep(0.4)
     assert verifier.known(token) == (False, None)
     assert verifier.caller(token) is not None and tokens.lookups == 2
+
+
+def test_a_stopping_server_does_not_wait_for_the_listener(database: str) -> None:
+    found = TokenWatch(database)
+    found.start()
+    assert _until(lambda: found.live), "the watch never listened"
+    began = time.monotonic()
+    found.stop(wait=False)
+    assert time.monotonic() - began < 0.05
+    thread = found._thread
+    assert thread is not None
+    thread.join(2.0)             # it ends on its own, its connection closed
+    assert not thread.is_alive() and not found.live
