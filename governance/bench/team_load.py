@@ -38,10 +38,10 @@ COLUMNS = ("project_id", "seq", "id", "agent_id", "description", "category", "st
 SECONDARY = ("decisions_search", "decisions_tags", "decisions_created", "decisions_calibration",
              "decision_postings_words")
 TRIGGERS = ("calibration_insert", "postings_insert")
-# what the postings trigger (migration 0007) writes for each decision, for all of them at once
+# what the postings trigger writes for each decision (governance_postings_of, migration 0009),
+# for all of them at once
 POSTINGS = ("INSERT INTO decision_postings (project_id, term, gid, f, words) "
-            "SELECT d.project_id, k.key, d.gid, k.value::real, d.words FROM decisions d, "
-            "jsonb_each_text(d.frequencies) AS k WHERE octet_length(k.key) <= 2000")
+            "SELECT p.* FROM decisions d, governance_postings_of(d) AS p")
 
 
 def project_name(index: int) -> str:
