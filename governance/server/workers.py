@@ -98,7 +98,10 @@ def _serve(connection: socket.socket, project: str) -> None:
                 return    # the server closed the socket, or is gone
             body, who = pickle.loads(incoming.read(FRAME.unpack(size)[0]))
             reply = pickle.dumps(answer(service, body, who))
-            connection.sendall(FRAME.pack(len(reply)) + reply)
+            try:
+                connection.sendall(FRAME.pack(len(reply)) + reply)
+            except OSError:
+                return    # the server hung up while this call ran (its decision is kept)
     finally:
         service.close()   # the decisions recorded are committed before the process ends
 
@@ -145,13 +148,17 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.is_alive()
 
-    async def stop(self) -> None:
-        """Close its socket (it ends once its call is answered), wait, then kill it if it does
-        not end."""
+    def hang_up(self) -> None:
+        """Close the server's end: the worker ends once it has answered the call it holds."""
         if self.streams is not None:
             self.streams[1].close()
         else:
             self.socket.close()
+
+    async def stop(self) -> None:
+        """Close its socket (it ends once its call is answered), wait, then kill it if it does
+        not end."""
+        self.hang_up()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self.process.join, STOP_WAIT)
         if self.process.is_alive():
@@ -185,7 +192,7 @@ class Workers:
         """A worker that ended: said in errors.log, and another started in its place."""
         chain.log_error(governance_dir(self.project),
                         f"cstp worker {worker.process.pid}: {why}; another is started")
-        worker.socket.close()
+        worker.hang_up()
         if worker in self._all:
             self._all.remove(worker)
         self._add()
@@ -204,6 +211,9 @@ class Workers:
             found = await worker.call(body, who)
         except WorkerStopped as exc:
             self._drop(worker, str(exc))
+            raise
+        except asyncio.CancelledError:   # its answer would come unread: it ends after the call
+            self._drop(worker, "the call it held was cancelled")
             raise
         self._idle.put_nowait(worker)
         return found

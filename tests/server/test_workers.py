@@ -243,3 +243,39 @@ def test_a_worker_killed_during_a_call_fails_that_call_only_and_is_replaced(proj
     assert "result" in again and replaced != pid
     log = (project / ".claude" / "governance" / "errors.log").read_text()
     assert f"cstp worker {pid}: killed by SIGKILL; another is started" in log
+
+
+def test_a_cancelled_call_retires_its_worker_which_ends_after_answering(project: Path) -> None:
+    import asyncio
+    import signal
+
+    from governance.server.workers import Workers
+
+    (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "cstp.getCalibration",
+                       "params": {}}).encode()
+
+    async def scenario() -> tuple[int | None, int | None, dict[str, object]]:
+        workers = Workers(str(project), 1)
+        workers.start()
+        try:
+            assert "result" in json.loads(await workers.call(body, "bearer:t") or b"null")
+            old = workers._all[0]
+            assert old.process.pid is not None
+            os.kill(old.process.pid, signal.SIGSTOP)
+            held = asyncio.ensure_future(workers.call(body, "bearer:t"))
+            await asyncio.sleep(0.3)
+            held.cancel()
+            try:
+                await held
+            except asyncio.CancelledError:
+                pass
+            os.kill(old.process.pid, signal.SIGCONT)    # it answers into a closed socket
+            await asyncio.get_running_loop().run_in_executor(None, old.process.join, 20)
+            again = json.loads(await workers.call(body, "bearer:t") or b"null")
+            return old.process.exitcode, workers._all[0].process.pid, again
+        finally:
+            await workers.close()
+
+    code, replaced, again = asyncio.run(scenario())
+    assert code == 0 and replaced is not None and "result" in again
