@@ -31,7 +31,9 @@ once: its socket closes.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import multiprocessing
+import multiprocessing.util  # its exit handler is registered before ours (Workers.start)
 import os
 import pickle
 import signal
@@ -174,13 +176,26 @@ class Workers:
         self.count = count
         self._idle: asyncio.Queue[_Worker] | None = None
         self._all: list[_Worker] = []
+        self._exiting = False   # the exit handler is registered
 
     def start(self) -> None:
         """Start every worker now (each imports the decision code once), without waiting for it."""
         if self._idle is None:
+            if not self._all and not self._exiting:
+                # before multiprocessing's own exit handler, which waits for every worker: a
+                # server leaving without close() hangs up, so they end
+                atexit.register(self._hang_up_all)
+                self._exiting = True
             self._idle = asyncio.Queue()
             for _ in range(self.count):
                 self._add()
+
+    def _hang_up_all(self) -> None:
+        for worker in self._all:
+            try:
+                worker.socket.close()
+            except OSError:
+                pass
 
     def _add(self) -> None:
         assert self._idle is not None

@@ -279,3 +279,27 @@ def test_a_cancelled_call_retires_its_worker_which_ends_after_answering(project:
 
     code, replaced, again = asyncio.run(scenario())
     assert code == 0 and replaced is not None and "result" in again
+
+
+def test_a_server_leaving_without_closing_its_workers_still_exits(project: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
+    script = (
+        "import asyncio, json, sys\n"
+        "from governance.server.workers import Workers\n"
+        "async def main():\n"
+        "    workers = Workers(sys.argv[1], 2)\n"
+        "    workers.start()\n"
+        "    body = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'cstp.getCalibration',"
+        " 'params': {}}).encode()\n"
+        "    print(json.loads(await workers.call(body, 'bearer:t'))['id'], flush=True)\n"
+        "if __name__ == '__main__':\n"
+        "    asyncio.run(main())\n")   # no close(): the interpreter's exit must not wait for ever
+    done = subprocess.run([sys.executable, "-c", script, str(project)], cwd=str(REPO),
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr[-2000:]
