@@ -147,9 +147,6 @@ class _Worker:
                 return f"killed by signal {-code}"
         return f"exited with code {code}"
 
-    def alive(self) -> bool:
-        return self.process.is_alive()
-
     def hang_up(self) -> None:
         """Close the server's end: the worker ends once it has answered the call it holds."""
         if self.streams is not None:
@@ -208,8 +205,7 @@ class Workers:
         chain.log_error(governance_dir(self.project),
                         f"cstp worker {worker.process.pid}: {why}; another is started")
         worker.hang_up()
-        if worker in self._all:
-            self._all.remove(worker)
+        self._all = [kept for kept in self._all if kept is not worker]
         self._add()
 
     async def call(self, body: bytes, who: str | Caller) -> bytes | None:
@@ -219,7 +215,7 @@ class Workers:
         assert self._idle is not None
         while True:
             worker = await self._idle.get()
-            if worker.alive():
+            if worker.process.is_alive():
                 break
             self._drop(worker, worker.ended(ProcessLookupError()))   # died while idle
         try:
