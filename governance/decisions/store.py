@@ -296,8 +296,6 @@ class DecisionStore:
             result.append(item)
         return result
 
-    match_terms = staticmethod(matching.match_terms)
-
     def rows_by_seq(self, seqs: Sequence[int], where: list[str], params: list[Any]
                     ) -> list[dict[str, Any]]:
         return [_with_seq(row) for row in self.engine.rows_by_seq(seqs, (where, params))]

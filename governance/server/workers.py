@@ -173,16 +173,16 @@ class Workers:
         self.count = count
         self._idle: asyncio.Queue[_Worker] | None = None
         self._all: list[_Worker] = []
-        self._exiting = False   # the exit handler is registered
+        self._at_exit = False   # the exit handler is registered
 
     def start(self) -> None:
         """Start every worker now (each imports the decision code once), without waiting for it."""
         if self._idle is None:
-            if not self._all and not self._exiting:
+            if not self._at_exit:
                 # before multiprocessing's own exit handler, which waits for every worker: a
                 # server leaving without close() hangs up, so they end
                 atexit.register(self._hang_up_all)
-                self._exiting = True
+                self._at_exit = True
             self._idle = asyncio.Queue()
             for _ in range(self.count):
                 self._add()

@@ -66,10 +66,10 @@ def test_the_match_stays_within_its_budget(corpus: tuple[DecisionStore, list[lis
     store, _docs = corpus
     terms = ["theme3", "topic5", "rare77", *COMMON[:4]]
     total, docs = store.doc_counts(terms)
-    chosen, recent = store.match_terms([t for t in terms if docs[t]], docs, total)
+    chosen, recent = matching.match_terms([t for t in terms if docs[t]], docs, total)
     assert not recent and "rare77" in chosen and not set(COMMON) & set(chosen)
     assert sum(docs[t] for t in chosen) <= matching.MATCH_BUDGET
-    chosen, recent = store.match_terms(COMMON[:3], {t: 3000 for t in COMMON[:3]}, 40_000)
+    chosen, recent = matching.match_terms(COMMON[:3], {t: 3000 for t in COMMON[:3]}, 40_000)
     assert recent and len(chosen) >= 1      # every term common: the newest decisions only
 
 
@@ -101,7 +101,7 @@ def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(tmp_path
         store.insert_many([(f"dec-{k:08x}", "a", _action(["gamma", "delta", f"w{k}"]), {},
                             1_700_000_000.0 + k) for k in range(300, 700)])
         total, docs = store.doc_counts(["gamma", "delta"])
-        chosen, recent = store.match_terms(["gamma", "delta"], docs, total)
+        chosen, recent = matching.match_terms(["gamma", "delta"], docs, total)
         assert recent and set(chosen) <= {"gamma", "delta"}
         found = store.query("gamma delta", limit=50)
         assert len(found) == 30                       # the budget, not the 400 that match

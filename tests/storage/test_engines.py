@@ -135,7 +135,7 @@ def test_a_burst_of_alike_decisions_is_scored_only_to_the_recent_budget(
                        for k in range(300, 700)])
     total, docs = store.doc_counts(["gamma", "delta"])
     assert (total, docs) == (700, {"gamma": 400, "delta": 400})
-    assert store.match_terms(["gamma", "delta"], docs, total)[1] is True
+    assert matching.match_terms(["gamma", "delta"], docs, total)[1] is True
     found = store.query("gamma delta", limit=50)
     assert len(found) == 30                       # the budget, not the 400 that match
     assert all(int(item["id"][4:], 16) >= 670 for item in found)
