@@ -357,13 +357,22 @@ def test_follow_in_a_process_of_its_own_stops_cleanly_on_ctrl_c(project: Path, f
                                 "--otlp", "--follow", "--project", str(project)],
                                cwd=str(REPO), env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    said: list[str] = []     # its lines as they come: Ctrl-C once it says the third is sent
+    assert process.stdout is not None
+    reader = threading.Thread(target=lambda: said.extend(iter(process.stdout.readline, "")),
+                              daemon=True)
+    reader.start()
     try:
         wait_for(lambda: len(receiver.got.logs) == 2)
         stored += fill(1)                                   # written while it follows
         wait_for(lambda: len(receiver.got.logs) == 3)
+        wait_for(lambda: any("up to seq 3" in line for line in said))
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        process.wait(timeout=20)
+        reader.join(timeout=20)
+        err = process.stderr.read() if process.stderr is not None else ""
+    out = "".join(said)
     assert process.returncode == 0, err
     assert "sent 2 records (up to seq 2)" in out and "sent 1 record (up to seq 3)" in out
     assert "Stopped; 3 records sent in all, up to seq 3." in out
