@@ -308,6 +308,7 @@ class Identity:
     authenticated: str | None = None   # a minted token's agent: it outranks the declared one
     team: bool = False                 # a team-wide token: queries see every project
     project: str | None = None         # the project id the call acts in; None: the served one
+    named: bool = False                # the call named its project (params or header)
 
     @property
     def agent(self) -> str:
@@ -478,13 +479,16 @@ class Service:
                 params = PARAMS[call.method].model_validate(call.params)
             except ValidationError as exc:
                 raise _invalid(exc) from None
-            who = replace(who, project=self._acting(params.project, caller))
+            who = replace(who, project=self._acting(params.project, caller),
+                          named=(params.project or caller.named) is not None)
             if who.project is not None:
                 audit["project"] = who.project
             action = getattr(params, "action", None)
             if isinstance(action, Action):
                 audit["action"] = action.description[:300]
             result = method(params, who)
+            if who.project is None and isinstance(result.get("project"), str):
+                audit["project"] = result["project"]   # where a review found its decision
             for key in ("allowed", "evaluated"):
                 if key in result:
                     audit[key] = result[key]
@@ -610,13 +614,43 @@ class Service:
                 "quality": quality, "agent": who.agent}
 
     def review_decision(self, params: ReviewDecision, who: Identity) -> dict[str, Any]:
+        """A review in the project the call acts in. A team-wide token that names no project
+        reviews the decision where it is: the served project when it holds the id, else the one
+        project that does (the answer's ``project``); when several do, the call must name one."""
         store = self._store(who)
         try:
             reviewed = store.review(params.id, params.outcome, params.note)
+        except DecisionInputError as exc:
+            if exc.key != "decision_id" or not (who.team and self.database and not who.named):
+                raise
+            holder = self._holder(params.id)
+            if holder is None:
+                raise
+            store.close()
+            who = replace(who, project=holder)
+            store = self._store(who)
+            reviewed = store.review(params.id, params.outcome, params.note)
         finally:
             store.close()
-        return {"success": True, "id": params.id, "outcome": params.outcome,
-                "decision": reviewed, "agent": who.agent}
+        answer = {"success": True, "id": params.id, "outcome": params.outcome,
+                  "decision": reviewed, "agent": who.agent}
+        if self.database:
+            answer["project"] = who.project or self.served_id()
+        return answer
+
+    def _holder(self, decision_id: str) -> str | None:
+        """The one project of the team that holds ``decision_id`` (None: none does); several
+        are an error naming them."""
+        from governance.storage.postgres import PostgresEngine
+
+        assert self.database is not None
+        found = PostgresEngine(self.database, None).holders(decision_id)
+        if len(found) > 1:
+            raise RpcError(INVALID_PARAMS, f"decision {decision_id!r} is in projects "
+                                           f"{', '.join(found)}; name the one to review with "
+                                           "params.project or the X-Governance-Project header",
+                           [{"field": "project", "message": "several projects hold this id"}])
+        return found[0] if found else None
 
     def get_calibration(self, params: GetCalibration, who: Identity) -> dict[str, Any]:
         """The agent's calibration where its token reads: its project, or every project for a

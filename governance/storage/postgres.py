@@ -181,6 +181,15 @@ class PostgresEngine:
                            f"ORDER BY d.gid LIMIT 1", [*params, decision_id])
         return found[0] if found else None
 
+    def holders(self, decision_id: str, most: int = 10) -> list[str]:
+        """The projects (at most ``most``, by id) that hold a decision with this id: a
+        decision's id is unique within its project only. One probe of the (project, id) index
+        per project."""
+        return [str(project) for project, in self._rows(
+            "SELECT p.project_id FROM projects p WHERE EXISTS (SELECT 1 FROM decisions d WHERE "
+            "d.project_id = p.project_id AND d.id = %s) ORDER BY p.project_id LIMIT %s",
+            [decision_id, most])]
+
     def count(self) -> int:
         scope, params = self._scope()
         return int(self._rows(f"SELECT count(*) FROM decisions d WHERE {scope}", params)[0][0])

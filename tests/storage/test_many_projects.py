@@ -130,6 +130,42 @@ def test_a_team_token_learns_across_projects_and_records_where_it_names(P: Names
     assert context["project"] == P.billing
 
 
+def test_a_team_reviewer_that_names_no_project_reviews_the_decision_where_it_is(
+        P: Names, team: Service, database: str) -> None:
+    """The one project that holds the id is found (the answer and the audit name it); an id two
+    projects hold must be named; a scoped reviewer never looks beyond its own project."""
+    made = team.run(Call("cstp.preAction", {"action": P.action}, 1), scoped(P.shop, "a"))
+    reviewed = team.run(Call("cstp.reviewDecision", {"id": made["decision_id"],
+                                                     "outcome": "success"}, 2), P.lead)
+    assert reviewed["project"] == P.shop and reviewed["decision"]["outcome"] == "success"
+    assert [d["outcome"] for d in rows(database, P.shop)] == ["success"]
+    ledger = Path(team.project) / ".claude" / "governance" / "ledger.jsonl"
+    audit = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert [(r.get("project"), r["agent"]) for r in audit if r.get("event") == "CSTP"
+            and r["method"] == "cstp.reviewDecision"] == [(P.shop, P.lead.agent)]
+
+    with pytest.raises(RpcError, match="no decision with id"):
+        team.run(Call("cstp.reviewDecision", {"id": made["decision_id"], "outcome": "failure"},
+                      3), scoped(P.billing, "rev", "reviewer"))
+    with pytest.raises(RpcError, match="no decision with id"):
+        team.run(Call("cstp.reviewDecision", {"id": "dec-00000000", "outcome": "failure"}, 4),
+                 P.lead)
+
+    twice = "dec-" + P.shop[-8:]
+    for project in (P.shop, P.billing):
+        store = DecisionStore.for_project_id(database, project)
+        store.insert_many([(twice, "a", {**P.action, "reasons": [], "context": {}}, {}, 1.0)])
+        store.close()
+    with pytest.raises(RpcError, match=f"is in projects {P.billing}, {P.shop}; name the one") \
+            as raised:
+        team.run(Call("cstp.reviewDecision", {"id": twice, "outcome": "failure"}, 5), P.lead)
+    assert raised.value.code == -32602
+    named = team.run(Call("cstp.reviewDecision", {"id": twice, "outcome": "partial",
+                                                  "project": P.billing}, 6), P.lead)
+    assert named["project"] == P.billing
+    assert {d["id"]: d["outcome"] for d in rows(database, P.billing)} == {twice: "partial"}
+
+
 def test_the_named_project_is_checked(P: Names, team: Service) -> None:
     for params, code in (({"action": P.action, "project": "../etc"}, -32602),
                          ({"action": P.action, "project": "x" * 101}, -32602),
