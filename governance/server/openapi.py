@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from governance.server.cstp import PARAMS, RESULTS
 from governance.server.hooks import HOOKS
+from governance.server.messages import PARAMS, RESULTS
 from governance.server.protocol import MAX_BATCH, MESSAGES
 
 SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "openapi.json")

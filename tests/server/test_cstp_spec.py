@@ -369,7 +369,7 @@ def test_openapi_schemas_are_the_models_and_real_answers_fit_the_result_models(
         spec_server: Served) -> None:
     from pydantic.json_schema import models_json_schema
 
-    from governance.server.cstp import PARAMS, RESULTS
+    from governance.server.messages import PARAMS, RESULTS
     from governance.server.openapi import REF, document, shipped
 
     assert shipped() == document(), ("regenerate: governance serve --openapi > "

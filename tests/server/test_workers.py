@@ -29,16 +29,16 @@ def test_only_a_single_guardrail_check_is_answered_on_the_event_loop() -> None:
 def test_each_thread_keeps_one_connection_until_the_file_is_replaced(project: Path) -> None:
     (project / ".claude" / "governance").mkdir(parents=True, exist_ok=True)
     service = Service(str(project), RateLimiter(100.0, 100))
-    first = service._store()
-    assert service._store() is first
+    first = service.stores.get()
+    assert service.stores.get() is first
     with ThreadPoolExecutor(1) as pool:
-        other = pool.submit(service._store).result()
+        other = pool.submit(service.stores.get).result()
     assert other is not first
     first.close()                      # a method's close leaves the kept connection open
     assert first.count() == 0
     path = db_path(str(project))
     os.replace(path, path + ".old")
-    assert service._store() is not first
+    assert service.stores.get() is not first
 
 
 def test_decisions_of_parallel_calls_go_through_the_one_writer(project: Path) -> None:
@@ -53,8 +53,8 @@ def test_decisions_of_parallel_calls_go_through_the_one_writer(project: Path) ->
     service.close()
     ids = {a["decision_id"] for a in answers}
     assert len(ids) == 8 and None not in ids, answers
-    assert service.writer.written == 8 and 1 <= service.writer.batches <= 8
-    store = service._store()
+    assert service.stores.writer.written == 8 and 1 <= service.stores.writer.batches <= 8
+    store = service.stores.get()
     assert store.count() == 8 and all(store.get(i) for i in ids)
 
 

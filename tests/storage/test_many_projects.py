@@ -148,8 +148,8 @@ def test_a_team_reviewer_that_names_no_project_reviews_the_decision_where_it_is(
         team.run(Call("cstp.reviewDecision", {"id": made["decision_id"], "outcome": "failure"},
                       3), scoped(P.billing, "rev", "reviewer"))
     with pytest.raises(RpcError, match="no decision with id"):
-        team.run(Call("cstp.reviewDecision", {"id": "dec-00000000", "outcome": "failure"}, 4),
-                 P.lead)
+        team.run(Call("cstp.reviewDecision", {"id": f"dec-none-{P.shop[-8:]}",
+                                              "outcome": "failure"}, 4), P.lead)
 
     twice = "dec-" + P.shop[-8:]
     for project in (P.shop, P.billing):

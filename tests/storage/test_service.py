@@ -31,7 +31,7 @@ def test_cstp_calls_record_and_read_the_projects_rows(service: Service, project:
             range(8)))
     ids = {a["decision_id"] for a in answers}
     assert len(ids) == 8 and None not in ids, answers
-    assert service.writer is None          # no SQLite group commit: PostgreSQL commits each
+    assert service.stores.writer is None          # no SQLite group commit: PostgreSQL commits each
     reviewed = service.run(Call("cstp.reviewDecision", {"id": answers[0]["decision_id"],
                                                         "outcome": "success"}, 9), "bearer:t")
     assert reviewed["decision"]["outcome"] == "success"
