@@ -133,6 +133,7 @@ def parse_file(path: str, data: bytes) -> tuple[list[dict[str, Any]], list[str],
             "states": tuple(scope.states) if scope.states else None,
             "primitives": tuple(scope.primitives) if scope.primitives else None,
             "tool_call": bool(reads & TOOL_CALL_FIELDS),
+            "file": path,   # whose rule: a deny by the organisation's says so
         })
     settings = written(parsed.settings) if parsed.settings else {}
     return rules, list(parsed.disable), settings

@@ -40,6 +40,7 @@ else:
         from hashlib import sha256
 
 CACHE_NAME = "guardrails.marshal"
+FORMAT = 2   # the compiled form (2: each rule names its file); a memo of another is not used
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -71,7 +72,8 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     record = seal.read(project_dir)
     seen = signature((default_path, override_path, org_path))
     known = seal.recall_derived(project_dir, GUARDRAILS_MEMO, seen, record)
-    if isinstance(known, dict) and isinstance(known.get("key"), str):
+    if isinstance(known, dict) and known.get("format") == FORMAT \
+            and isinstance(known.get("key"), str):
         memo_key = f"{project_dir}\0{known['key']}"
         compiled = _MEMO.get(memo_key) or _cached(project_dir, record, known["key"])
         if compiled is not None:
@@ -80,7 +82,7 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
     default_data = _read(default_path)
     override_data = _read(override_path)
     org_data = _read(org_path) if org_present else None
-    digest = sha256()
+    digest = sha256(b"f%d\0" % FORMAT)   # a compiled form of another format is not used
     for data in (default_data, override_data, *((org_data,) if org_data is not None else ())):
         digest.update(b"-" if data is None else b"+%d:" % len(data))
         digest.update(data or b"")
@@ -91,7 +93,7 @@ def load_compiled(project_dir: str) -> dict[str, Any]:
         compiled = _compile(project_dir, key, (default_path, default_data),
                             (override_path, override_data), (org_path, org_data))
     _MEMO[memo_key] = compiled
-    value = {"key": key, "tool_rules": len(compiled["tool_rules"])}
+    value = {"key": key, "tool_rules": len(compiled["tool_rules"]), "format": FORMAT}
     if known != value:
         from governance.policy import derived
 
@@ -155,12 +157,14 @@ def evaluate_rules(rules: list[dict[str, Any]], subject: dict[str, Any]
 
 def evaluate_tool_call(project_dir: str, facts: dict[str, Any]) -> list[dict[str, Any]]:
     """Violated tool-call guardrails for a PreToolUse call (both severities; the hook denies on
-    ``block``). ``facts``: tool, primitive, state, cycle, phase, work_item, paths, command,
-    agent_id, permission_mode."""
+    ``block``), each with the ``file`` that defines it. ``facts``: tool, primitive, state,
+    cycle, phase, work_item, paths, command, agent_id, permission_mode."""
     rules = load_compiled(project_dir)["tool_rules"]
     if not rules:
         return []
-    return evaluate_rules(rules, facts)[0]
+    files = {rule["id"]: rule.get("file") for rule in rules}
+    return [{**found, "file": files.get(found["guardrailId"])}
+            for found in evaluate_rules(rules, facts)[0]]
 
 
 def timestamp(seconds: float | None = None) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from governance.decisions.guardrails import check_guardrails, evaluate_tool_call, load_compiled
 from governance.errors import ConfigError
+from governance.project import override_guardrails_path
 
 Writer = Callable[[Path, str], Path]
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +118,8 @@ def test_evaluate_tool_call(project: Path, write_override: Writer) -> None:
     hit = evaluate_tool_call(str(project), facts(paths=["/p/.env"]))
     assert hit == [{"guardrailId": "no-env-writes", "name": "No writes to .env files",
                     "message": "Writing .env files is not allowed.", "severity": "block",
-                    "suggestion": "Put the setting in config/settings.yaml instead."}]
+                    "suggestion": "Put the setting in config/settings.yaml instead.",
+                    "file": override_guardrails_path(str(project))}]
     warned = evaluate_tool_call(str(project), facts(tool="Bash", primitive="shell-execute",
                                                     paths=[],
                                                     command="git push origin main --force"))
@@ -141,6 +143,25 @@ def test_cache_is_rebuilt_when_a_source_changes(project: Path, write_override: W
     write_override(project, "guardrails: []\ndisable: [no-high-stakes-low-confidence]\n")
     assert [r["id"] for r in load_compiled(str(project))["rules"]] == [
         "no-production-without-review", "prefer-staged-rollout"]
+
+
+def test_a_memo_of_another_compiled_format_is_not_used(project: Path,
+                                                      write_override: Writer) -> None:
+    """A memo written by a version whose compiled rules did not name their file sends the next
+    load to the sources, which it then remembers in this format."""
+    from governance.decisions.guardrails import FORMAT
+    from governance.policy import derived, seal
+    from governance.project import GUARDRAILS_MEMO, guardrails_sources, signature
+
+    write_override(project, ENV_RULE)
+    load_compiled(str(project))
+    seen = signature(guardrails_sources(str(project)))
+    derived.remember(str(project), GUARDRAILS_MEMO, seen, {"key": "0" * 64, "tool_rules": 1})
+    compiled = load_compiled(str(project))
+    assert {rule["file"] for rule in compiled["rules"] if rule["id"] == "no-env-writes"} == \
+        {override_guardrails_path(str(project))}
+    known = seal.recall_derived(str(project), GUARDRAILS_MEMO, seen, seal.read(str(project)))
+    assert isinstance(known, dict) and known["format"] == FORMAT and known["key"] != "0" * 64
 
 
 @pytest.mark.parametrize(("text", "key", "words"), [

@@ -99,6 +99,49 @@ def test_the_org_floor_denies_what_the_project_allows_and_says_so(
     assert "permissionDecision" not in quiet and "[ORG]" not in quiet["additionalContext"]
 
 
+ORG_GUARDRAILS = """\
+guardrails:
+  - id: org-no-release-tags
+    name: Release tags
+    severity: block
+    condition: {field: command, matches: 'git tag release-'}
+    message: ORG-9 release tags are made by the release pipeline.
+"""
+PROJECT_GUARDRAILS = """\
+guardrails:
+  - id: no-scratch-tags
+    name: Scratch tags
+    severity: block
+    condition: {field: command, matches: 'git tag scratch-'}
+    message: Scratch tags clutter the remote.
+"""
+
+
+def test_an_org_guardrails_deny_names_the_organisation_and_a_projects_does_not(
+        root: ManagedRoot, governed: Path) -> None:
+    """A tool-call guardrail of the organisation's guardrails.yaml denies with ``[ORG]``, its rule
+    and its file; the project's own guardrail denies as the project's."""
+    _org(root)
+    (root.org / "guardrails.yaml").write_text(ORG_GUARDRAILS)
+    (root.org / "guardrails.yaml").chmod(0o644)
+    (governed / ".claude" / "governance" / "guardrails.yaml").write_text(PROJECT_GUARDRAILS)
+    out = _bash(root, governed, "git tag release-7", call="toolu_org_g1")["hookSpecificOutput"]
+    reason = out["permissionDecisionReason"]
+    assert out["permissionDecision"] == "deny", out
+    assert reason.startswith("[STATE: DO] [ORG] Blocked: Bash"), reason
+    assert "ORG-9 release tags are made by the release pipeline." in reason
+    assert ("rule: guardrails.org-no-release-tags of the organisation, in "
+            "/etc/claude-code/governance/guardrails.yaml") in reason, reason
+    (record,) = [r for r in _ledger(governed) if r.get("tool_use_id") == "toolu_org_g1"]
+    assert record["layer"] == "org" and record["decision"] == "deny"
+    own = _bash(root, governed, "git tag scratch-1", call="toolu_org_g2")["hookSpecificOutput"]
+    assert own["permissionDecision"] == "deny", own
+    assert "[ORG]" not in own["permissionDecisionReason"], own
+    assert "Scratch tags clutter the remote." in own["permissionDecisionReason"]
+    (record,) = [r for r in _ledger(governed) if r.get("tool_use_id") == "toolu_org_g2"]
+    assert "layer" not in record and record["decision"] == "deny"
+
+
 @pytest.mark.parametrize("fault", ["world-writable", "group-writable folder", "symlink",
                                    "not root's", "broken"])
 def test_an_org_file_it_cannot_trust_or_read_fails_closed(
