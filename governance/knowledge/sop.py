@@ -17,6 +17,7 @@ from typing import Any
 from governance import system
 from governance.errors import ConfigError
 from governance.knowledge.lookup import SOP_SUFFIX, sop_dirs
+from governance.project import managed_dir, org_dir
 
 SUFFIX = SOP_SUFFIX
 SECTIONS = {"preflight": "process", "gotchas": "gotchas", "credentials": "credentials"}
@@ -46,8 +47,16 @@ def load_all(project_dir: str) -> tuple[list[Sop], list[ConfigError]]:
             names = sorted(system.listdir(folder))
         except OSError:
             continue
+        # the organisation's: read only when nobody but root could have written it
+        organisation = folder == system.join(org_dir(), "sops")
+        if organisation and (refused := _untrusted(folder, folder=True)):
+            problems.append(refused)
+            continue
         for name in names:
             if not name.endswith(SUFFIX) or name[:-len(SUFFIX)] in found:
+                continue
+            if organisation and (refused := _untrusted(system.join(folder, name))):
+                problems.append(refused)
                 continue
             try:
                 sop = parse(system.join(folder, name))
@@ -56,6 +65,20 @@ def load_all(project_dir: str) -> tuple[list[Sop], list[ConfigError]]:
                 continue
             found[sop.name] = sop
     return list(found.values()), problems
+
+
+def _untrusted(path: str, folder: bool = False) -> ConfigError | None:
+    """The organisation's SOP (or its ``folder``, with the organisation's folders above it) as a
+    problem when someone other than root could have written it: it is not read."""
+    from governance.policy import managed
+
+    chain = [managed_dir(), org_dir(), path] if folder else [path]
+    for step in chain:
+        why = managed.untrusted(step, folder=folder)
+        if why:
+            return ConfigError(f"the organisation's SOPs are not read from here ({why})",
+                               file=step, fix=managed.FIX.replace("PATH", step))
+    return None
 
 
 def parse(path: str) -> Sop:

@@ -32,14 +32,35 @@ def _refuse(path: str, why: str) -> OrgPolicyError:
         "be applied, nor left out)", file=path, fix=FIX.replace("PATH", path))
 
 
-def _owned_by_root(path: str, info: stat_result, kind: str) -> None:
+def _not_roots(info: stat_result, kind: str) -> str | None:
+    """Why a file or folder with this stat is not root's alone (None: it is)."""
     uid, mode = info.st_uid, info.st_mode
     if uid != 0:
-        raise _refuse(path, f"the {kind} is owned by uid {uid}, not root")
+        return f"the {kind} is owned by uid {uid}, not root"
     if mode & WRITABLE_BY_OTHERS:
         who = ("its group and others" if mode & 0o022 == 0o022 else
                "its group" if mode & 0o020 else "others")
-        raise _refuse(path, f"the {kind} is writable by {who} (mode {mode & 0o7777:o})")
+        return f"the {kind} is writable by {who} (mode {mode & 0o7777:o})"
+    return None
+
+
+def _owned_by_root(path: str, info: stat_result, kind: str) -> None:
+    why = _not_roots(info, kind)
+    if why:
+        raise _refuse(path, why)
+
+
+def untrusted(path: str, folder: bool = False) -> str | None:
+    """Why a file (a regular file, not a link) or a ``folder`` of the organisation's layer could
+    have been written by someone other than root, None when it could not: what an SOP of the
+    organisation is read under (a folder's own parents are checked with it)."""
+    try:
+        info = system.stat(path) if folder else system.lstat(path)
+    except OSError as exc:
+        return f"it cannot be examined: {exc.strerror}"
+    if not folder and not system.S_ISREG(info.st_mode):
+        return "it is not a regular file (a link or a folder)"
+    return _not_roots(info, "folder" if folder else "file")
 
 
 def present(path: str | None = None) -> bool:

@@ -256,6 +256,45 @@ def test_an_org_sop_wins_a_name_clash_with_the_project(root: ManagedRoot, govern
     assert json.loads(done.stdout)["deploy"] == "/etc/claude-code/governance/sops/deploy.ai.sop"
 
 
+@pytest.mark.parametrize("fault", ["group-writable folder", "not root's", "symlink"])
+def test_an_org_sop_someone_else_could_have_written_is_not_read(
+        root: ManagedRoot, governed: Path, tmp_path: Path, fault: str) -> None:
+    """The organisation's SOPs are trusted as its matrix is: a folder or file someone other than
+    root could write is not read (the project's SOP of that name serves) and is reported."""
+    sops = root.org / "sops"
+    sops.mkdir(parents=True)
+    org_sop = sops / "deploy.ai.sop"
+    org_sop.write_text("---\nmatch: {commands: [deploy]}\n---\n## Gotchas\nORG-SOP.\n")
+    (governed / ".claude" / "sops").mkdir()
+    (governed / ".claude" / "sops" / "deploy.ai.sop").write_text(
+        "---\nmatch: {commands: [deploy]}\n---\n## Gotchas\nthe project's own.\n")
+    if fault == "group-writable folder":
+        sops.chmod(0o775)
+        expect = ("/etc/claude-code/governance/sops", "the folder is writable by its group")
+    elif fault == "not root's":
+        if os.geteuid() != 0:
+            pytest.skip("giving the SOP to another owner needs root outside the namespace")
+        os.chown(org_sop, 65534, 65534)
+        expect = ("/etc/claude-code/governance/sops/deploy.ai.sop", "owned by uid 65534")
+    else:
+        elsewhere = tmp_path / "elsewhere.ai.sop"
+        elsewhere.write_text(org_sop.read_text())
+        org_sop.unlink()
+        org_sop.symlink_to(elsewhere)
+        expect = ("/etc/claude-code/governance/sops/deploy.ai.sop", "not a regular file")
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    script = ("import sys, json; from governance.knowledge.sop import load_all; "
+              "sops, problems = load_all(sys.argv[1]); print(json.dumps("
+              "[{s.name: s.path for s in sops}, [[p.file, p.render()] for p in problems]]))")
+    done = root.run([sys.executable, "-c", script, str(governed)], env=env)
+    assert done.returncode == 0, done.stderr
+    served, problems = json.loads(done.stdout)
+    assert served["deploy"] == str(governed / ".claude" / "sops" / "deploy.ai.sop")
+    assert [file for file, _ in problems] == [expect[0]], problems
+    assert expect[1] in problems[0][1] and "chmod go-w" in problems[0][1], problems
+
+
 def test_explain_prints_both_layers_and_the_agent_cannot_write_the_org_layer(
         root: ManagedRoot, governed: Path) -> None:
     _org(root)
