@@ -98,20 +98,31 @@ def _seq(line: bytes, near: int) -> int:
     return int(found)
 
 
+def batches(gov_dir: str, seq: int, batch: int = BATCH, until: int | None = None
+            ) -> Iterator[list[str]]:
+    """The local records after ``seq`` (up to ``until``, when given), in order, as lists of at
+    most ``batch`` lines and about :data:`MAX_BATCH_BYTES`: what one request (or one
+    transaction of the central copy) takes."""
+    pending: list[str] = []
+    size = 0
+    for found, line in after(gov_dir, seq):
+        pending.append(line)
+        size += len(line) + 4
+        if len(pending) >= batch or size >= MAX_BATCH_BYTES:
+            yield pending
+            pending, size = [], 0
+        if until is not None and found >= until:
+            break
+    if pending:
+        yield pending
+
+
 def ship(central: Central, gov_dir: str, project: str, batch: int = BATCH) -> Shipped:
     """Send every local record the central copy lacks; raises :class:`ChainError` (a gap, a
     fork, a rewritten record) or :class:`LedgerError` (the server unreachable)."""
     head, _hash = central.head(project)
     done = Shipped(first=head, head=head)
-    pending: list[str] = []
-    size = 0
-    for _seq, line in after(gov_dir, head):
-        pending.append(line)
-        size += len(line) + 4
-        if len(pending) >= batch or size >= MAX_BATCH_BYTES:
-            _send(central, project, pending, done)
-            pending, size = [], 0
-    if pending:
+    for pending in batches(gov_dir, head, batch):
         _send(central, project, pending, done)
     return done
 

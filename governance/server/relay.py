@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from governance.errors import GovernanceError
 from governance.ledger import chain
-from governance.ledger.shipping import after
+from governance.ledger.shipping import batches
 from governance.project import governance_dir
 
 POLL_S = 0.5          # seconds between looks at the ledger
@@ -74,15 +74,8 @@ class Relay:
         copy = copy_for(self.project)
         head, _hash = copy.head(self.project_id)
         stored = 0
-        pending: list[str] = []
-        for seq, line in after(self.gov_dir, head):
-            pending.append(line)
-            if len(pending) >= BATCH:
-                stored += int(ingest(copy, self.project_id, pending)["stored"])
-                pending = []
-            if seen is not None and seq >= seen:
-                break   # the head is written after its line: a later one may be mid-write
-        if pending:
+        # up to the head: it is written after its line, so a later line may be mid-write
+        for pending in batches(self.gov_dir, head, BATCH, until=seen):
             stored += int(ingest(copy, self.project_id, pending)["stored"])
         self._seen = seen
         return stored
