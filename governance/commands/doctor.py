@@ -149,7 +149,7 @@ def _with_managed_hooks(data: dict[str, object]) -> dict[str, object]:
 
 def _decisions(project: str, report: Report) -> None:
     """The decision settings in force: fail-open or fail-closed, and the quality rule."""
-    from governance.decisions.pre_action import deployment_summary
+    from governance.decisions.failure_policy import deployment_summary
 
     ok, what, fix = deployment_summary(project)
     if ok:

@@ -8,8 +8,8 @@ retry.
 Failure policy (``settings.fail_mode`` in guardrails.yaml, one setting per deployment): bad input is
 always an error; a blocking guardrail always blocks; a warning, and an internal error (a guardrail
 file that does not validate, an unreadable store), warns and allows when ``open`` (the default) and
-blocks when ``closed`` (production). The answer's ``fail_mode`` and ``decided_by`` say which
-decided.
+blocks when ``closed`` (production) (:mod:`governance.decisions.failure_policy`). The answer's
+``fail_mode`` and ``decided_by`` say which decided.
 
 Quality (:mod:`governance.decisions.quality`): a decision is recorded with tags and a pattern;
 what the caller leaves out is derived and reported in ``quality``, or refused under the strict
@@ -24,8 +24,9 @@ from typing import Any
 
 from governance.decisions import fields
 from governance.decisions.calibration import calibrate_sums
+from governance.decisions.failure_policy import internal_error
 from governance.decisions.fields import DecisionInputError
-from governance.decisions.guardrails import check_guardrails, load_compiled, timestamp
+from governance.decisions.guardrails import check_guardrails, load_compiled
 from governance.decisions.store import DecisionStore
 from governance.errors import GovernanceError
 
@@ -90,31 +91,6 @@ def patterns_summary(counts: list[dict[str, Any]]) -> list[str]:
             f"{'' if entry['confirmed'] == 1 else 's'})" for entry in counts if entry["confirmed"]]
 
 
-def fail_mode(project_dir: str) -> str:
-    """``settings.fail_mode`` (open|closed). When the guardrail files do not validate, the mode
-    is read from them leniently (the project's file first), so a broken file cannot turn a
-    fail-closed deployment open; then ``GOVERNANCE_FAIL_MODE``; then open."""
-    try:
-        return str(load_compiled(project_dir)["settings"].get("fail_mode") or "open")
-    except GovernanceError:
-        pass
-    from governance.project import default_guardrails_path, override_guardrails_path
-
-    for path in (override_guardrails_path(project_dir), default_guardrails_path()):
-        try:
-            import yaml
-
-            with open(path, encoding="utf-8") as handle:
-                raw = yaml.safe_load(handle)
-            mode = raw["settings"]["fail_mode"]
-        except Exception:  # a file that cannot tell is skipped
-            continue
-        if mode in ("open", "closed"):
-            return str(mode)
-    chosen = os.environ.get("GOVERNANCE_FAIL_MODE", "open")
-    return chosen if chosen in ("open", "closed") else "open"
-
-
 def pre_action(project_dir: str, agent_id: Any, action: Any, options: Any = None, *,
                store: DecisionStore | None = None, compiled: dict[str, Any] | None = None
                ) -> dict[str, Any]:
@@ -137,7 +113,7 @@ def pre_action(project_dir: str, agent_id: Any, action: Any, options: Any = None
     except DecisionInputError:
         raise
     except Exception as exc:  # the failure policy covers every internal error
-        return _internal_error(project_dir, exc)
+        return internal_error(project_dir, exc)
 
 
 def ranking_mode(settings: dict[str, Any]) -> str:
@@ -238,44 +214,3 @@ def _decide(project_dir: str, agent: str, action: dict[str, Any], opts: dict[str
 
             embed_decision(store, response["decision_id"])
     return response
-
-
-def _internal_error(project_dir: str, exc: BaseException) -> dict[str, Any]:
-    mode = fail_mode(project_dir)
-    text = f"governance could not evaluate this decision ({type(exc).__name__}: {exc})."
-    closed = mode == "closed"
-    response: dict[str, Any] = {
-        "allowed": not closed, "decision_id": None, "relevant_decisions": [],
-        "guardrail_results": [], "calibration_context": None, "block_reasons": [],
-        "violations": [], "warnings": [], "evaluated": 0, "evaluatedAt": timestamp(),
-        "patterns_summary": [], "patterns": [], "fail_mode": mode, "decided_by": "fail_mode",
-        "internal_error": text,
-    }
-    if closed:
-        response["block_reasons"] = [{
-            "guardrail": "governance-evaluation",
-            "message": text + " The deployment is configured fail-closed.",
-            "suggestion": "Fix the cause (errors.log and `governance doctor` name it), then "
-                          "retry."}]
-    else:
-        response["warnings"] = [text + " Proceeding because the deployment is fail-open."]
-    return response
-
-
-def deployment_summary(project_dir: str) -> tuple[bool, str, str]:
-    """(ok, what, fix) for ``governance doctor``: the fail mode and the quality rule in force and
-    where they are set, or the guardrail file that does not validate."""
-    try:
-        settings = load_compiled(project_dir)["settings"]
-    except GovernanceError as exc:
-        return (False, f"guardrails do not validate, so pre_action runs fail-{fail_mode(project_dir)}"
-                       f": {exc.render()}", "correct the file named, then run `governance "
-                                            "guardrails list`")
-    mode = "closed" if settings.get("fail_mode") == "closed" else "open"
-    effect = ("a guardrail warning or an evaluation failure blocks" if mode == "closed"
-              else "a guardrail warning or an evaluation failure warns and allows")
-    strict = [name for name in ("tags", "pattern") if settings.get(f"require_{name}")]
-    quality = (f"refuses a decision without {' or '.join(strict)}" if strict
-               else "derives missing tags and pattern")
-    return (True, f"pre_action is fail-{mode} ({effect}; guardrails.yaml settings.fail_mode); "
-                  f"quality rule {quality}", "")
