@@ -133,22 +133,22 @@ def parse_file(path: str, data: bytes) -> tuple[list[dict[str, Any]], list[str],
             "states": tuple(scope.states) if scope.states else None,
             "primitives": tuple(scope.primitives) if scope.primitives else None,
             "tool_call": bool(reads & TOOL_CALL_FIELDS),
-            "file": path,   # whose rule: a deny by the organisation's says so
         })
     settings = written(parsed.settings) if parsed.settings else {}
     return rules, list(parsed.disable), settings
 
 
 def compile_sources(sources: list[tuple[str, bytes | None]], key: str) -> dict[str, Any]:
-    """Merge the default file and the project override (later files win by id) into the
-    compiled form that the cache stores."""
+    """Merge the default file, the project override and the organisation's (later files win by
+    id) into the compiled form that the cache stores; each rule keeps the index of its source."""
     merged: dict[str, dict[str, Any]] = {}
     settings = dict(DEFAULT_SETTINGS)
-    for path, data in sources:
+    for number, (path, data) in enumerate(sources):
         if data is None:
             continue
         rules, disabled, file_settings = parse_file(path, data)
         for rule in rules:  # a rule is one unit: a file that names its id gives all of it
+            rule["source"] = number   # whose rule (0 packaged, 1 project, 2 organisation)
             merged[rule["id"]] = rule
         for rule_id in disabled:
             merged.pop(rule_id, None)

@@ -40,7 +40,7 @@ else:
         from hashlib import sha256
 
 CACHE_NAME = "guardrails.marshal"
-FORMAT = 2   # the compiled form (2: each rule names its file); a memo of another is not used
+FORMAT = 2   # the compiled form (2: each rule names its source); a memo of another is not used
 _MEMO: dict[str, dict[str, Any]] = {}
 
 
@@ -162,8 +162,9 @@ def evaluate_tool_call(project_dir: str, facts: dict[str, Any]) -> list[dict[str
     rules = load_compiled(project_dir)["tool_rules"]
     if not rules:
         return []
-    files = {rule["id"]: rule.get("file") for rule in rules}
-    return [{**found, "file": files.get(found["guardrailId"])}
+    paths = guardrails_sources(project_dir)   # where each source is now (the cache keeps none)
+    files = {rule["id"]: paths[rule["source"]] for rule in rules}
+    return [{**found, "file": files[found["guardrailId"]]}
             for found in evaluate_rules(rules, facts)[0]]
 
 

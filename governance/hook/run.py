@@ -257,9 +257,7 @@ def _apply_guardrails(project: str, data: dict[str, Any], decision: Any,
         decision.action = "block" if worst["severity"] == "block" else "warn"
         decision.message = text
         decision.rule_key = f"guardrails.{worst['guardrailId']}"
-        written = worst.get("file")
-        decision.rule_file = written if isinstance(written, str) and written else (
-            sources[1] if system.exists(sources[1]) else sources[0])
+        decision.rule_file = str(worst["file"])
         decision.layer = "org" if decision.rule_file == sources[2] else ""
     else:
         decision.message = f"{decision.message} Also: {text}".strip()

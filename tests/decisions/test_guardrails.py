@@ -147,7 +147,7 @@ def test_cache_is_rebuilt_when_a_source_changes(project: Path, write_override: W
 
 def test_a_memo_of_another_compiled_format_is_not_used(project: Path,
                                                       write_override: Writer) -> None:
-    """A memo written by a version whose compiled rules did not name their file sends the next
+    """A memo written by a version whose compiled rules did not name their source sends the next
     load to the sources, which it then remembers in this format."""
     from governance.decisions.guardrails import FORMAT
     from governance.policy import derived, seal
@@ -158,8 +158,7 @@ def test_a_memo_of_another_compiled_format_is_not_used(project: Path,
     seen = signature(guardrails_sources(str(project)))
     derived.remember(str(project), GUARDRAILS_MEMO, seen, {"key": "0" * 64, "tool_rules": 1})
     compiled = load_compiled(str(project))
-    assert {rule["file"] for rule in compiled["rules"] if rule["id"] == "no-env-writes"} == \
-        {override_guardrails_path(str(project))}
+    assert [rule["source"] for rule in compiled["rules"] if rule["id"] == "no-env-writes"] == [1]
     known = seal.recall_derived(str(project), GUARDRAILS_MEMO, seen, seal.read(str(project)))
     assert isinstance(known, dict) and known["format"] == FORMAT and known["key"] != "0" * 64
 
