@@ -142,6 +142,23 @@ def test_an_org_guardrails_deny_names_the_organisation_and_a_projects_does_not(
     assert "layer" not in record and record["decision"] == "deny"
 
 
+def test_a_projects_guardrail_that_blocks_after_the_org_matrix_warned_is_the_projects(
+        root: ManagedRoot, governed: Path) -> None:
+    """The organisation's matrix warns on the call; the project's guardrail then blocks it: the
+    deny is the project's (no ``[ORG]``, its own rule and file), not the organisation's."""
+    _org(root, "version: 1\nrules:\n  shell-read:\n    DO: {action: warn, message: ORG-W}\n")
+    (governed / ".claude" / "governance" / "guardrails.yaml").write_text(PROJECT_GUARDRAILS)
+    out = _bash(root, governed, "git tag scratch-2", call="toolu_org_g3")["hookSpecificOutput"]
+    reason = out["permissionDecisionReason"]
+    assert out["permissionDecision"] == "deny", out
+    assert "[ORG]" not in reason and "Scratch tags clutter the remote." in reason, reason
+    assert "(rule: guardrails.no-scratch-tags)" in reason, reason
+    (record,) = [r for r in _ledger(governed) if r.get("tool_use_id") == "toolu_org_g3"]
+    assert "layer" not in record and record["decision"] == "deny"
+    warned = _bash(root, governed, "git tag -l", call="toolu_org_g4")
+    assert "[ORG] Warning" in warned["hookSpecificOutput"]["additionalContext"], warned
+
+
 @pytest.mark.parametrize("fault", ["world-writable", "group-writable folder", "symlink",
                                    "not root's", "broken"])
 def test_an_org_file_it_cannot_trust_or_read_fails_closed(
