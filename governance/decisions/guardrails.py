@@ -162,10 +162,12 @@ def evaluate_tool_call(project_dir: str, facts: dict[str, Any]) -> list[dict[str
     rules = load_compiled(project_dir)["tool_rules"]
     if not rules:
         return []
+    violated = evaluate_rules(rules, facts)[0]
+    if not violated:
+        return []
     paths = guardrails_sources(project_dir)   # where each source is now (the cache keeps none)
     files = {rule["id"]: paths[rule["source"]] for rule in rules}
-    return [{**found, "file": files[found["guardrailId"]]}
-            for found in evaluate_rules(rules, facts)[0]]
+    return [{**found, "file": files[found["guardrailId"]]} for found in violated]
 
 
 def timestamp(seconds: float | None = None) -> str:

@@ -69,7 +69,6 @@ class Methods:
     def __init__(self, project: str, stores: Stores) -> None:
         self.project = project
         self.stores = stores
-        self.database = stores.database
 
     def table(self) -> dict[str, Callable[[Any, Identity], dict[str, Any]]]:
         """Each CSTP method's name and what answers it."""
@@ -80,9 +79,6 @@ class Methods:
                 "cstp.reviewDecision": self.review_decision,
                 "cstp.getCalibration": self.get_calibration,
                 "cstp.getSessionContext": self.get_session_context}
-
-    def served_id(self) -> str:
-        return self.stores.served_id()
 
     def name(self, compiled: dict[str, Any] | None = None) -> str:
         """The responding agent's id: ``settings.agent_name`` in guardrails.yaml (``compiled``,
@@ -173,7 +169,8 @@ class Methods:
         try:
             reviewed = store.review(params.id, params.outcome, params.note)
         except DecisionInputError as exc:
-            if exc.key != "decision_id" or not (who.team and self.database and not who.named):
+            across_team = who.team and self.stores.database and not who.named
+            if exc.key != "decision_id" or not across_team:
                 raise
             holder = self._holder(params.id)
             if holder is None:
@@ -186,8 +183,8 @@ class Methods:
             store.close()
         answer = {"success": True, "id": params.id, "outcome": params.outcome,
                   "decision": reviewed, "agent": who.agent}
-        if self.database:
-            answer["project"] = who.project or self.served_id()
+        if self.stores.database:
+            answer["project"] = who.project or self.stores.served_id()
         return answer
 
     def _holder(self, decision_id: str) -> str | None:
@@ -195,8 +192,8 @@ class Methods:
         are an error naming them."""
         from governance.storage.postgres import PostgresEngine
 
-        assert self.database is not None
-        found = PostgresEngine(self.database, None).holders(decision_id)
+        assert self.stores.database is not None
+        found = PostgresEngine(self.stores.database, None).holders(decision_id)
         if len(found) > 1:
             raise RpcError(INVALID_PARAMS, f"decision {decision_id!r} is in projects "
                                            f"{', '.join(found)}; name the one to review with "
@@ -214,7 +211,7 @@ class Methods:
                                       params.category)
         finally:
             store.close()
-        team = who.team and bool(self.database)
+        team = who.team and bool(self.stores.database)
         answer = {**report, "agent": who.agent, "scope": "team" if team else "project"}
         if team and who.project is not None:
             own = self._store(replace(who, team=False))
