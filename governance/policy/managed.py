@@ -53,7 +53,8 @@ def _owned_by_root(path: str, info: stat_result, kind: str) -> None:
 def untrusted(path: str, folder: bool = False) -> str | None:
     """Why a file (a regular file, not a link) or a ``folder`` of the organisation's layer could
     have been written by someone other than root, None when it could not: what an SOP of the
-    organisation is read under (a folder's own parents are checked with it)."""
+    organisation is read under. Only ``path`` itself is examined: a caller checks the folders
+    above it with calls of their own."""
     try:
         info = system.stat(path) if folder else system.lstat(path)
     except OSError as exc:
