@@ -305,9 +305,9 @@ def guardrails_sources(project_dir: str) -> tuple[str, str, str]:
 
 def installation_paths(python: str | None = None) -> list[str]:
     """Our installation, which the agent may not change: the package, the hook scripts, the
-    packaged default configs, the interpreter's venv and the interpreter itself, and Claude
-    Code's managed settings folder with the organisation's layer. Absolute and resolved where
-    they exist."""
+    packaged default configs, the interpreter's venv, the interpreter itself and its standard
+    library (every hook imports from it before any of our code runs), and Claude Code's managed
+    settings folder with the organisation's layer. Absolute and resolved where they exist."""
     import sys
 
     interpreter = system.abspath(python or sys.executable)
@@ -318,9 +318,30 @@ def installation_paths(python: str | None = None) -> list[str]:
     paths = [system.join(root, "governance"), hooks if system.isdir(hooks) else "",
              default_matrix_path(), default_guardrails_path(), prefix if venv else "",
              interpreter,  # resolved: the binary a venv's symlink runs
-             managed_dir()]
+             *standard_library(interpreter), managed_dir()]
     resolved = [system.realpath(path) if system.exists(path) else path for path in paths if path]
     return list(dict.fromkeys(resolved))
+
+
+def standard_library(interpreter: str) -> list[str]:
+    """The folders the interpreter's standard library is imported from (``lib/pythonX.Y`` and
+    its platform twin under the base installation): this interpreter's own, else the one beside
+    the binary ``interpreter`` resolves to, named by its version (``python3.11``)."""
+    import sys
+
+    real = system.realpath(interpreter)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    if real == system.realpath(sys.executable):
+        bases = [sys.base_prefix, sys.base_exec_prefix]
+        libs = list(dict.fromkeys(["lib", getattr(sys, "platlibdir", "lib")]))
+    else:
+        name = system.basename(real)
+        if not name.startswith("python") or "." not in name:
+            return []
+        version = name
+        bases, libs = [system.dirname(system.dirname(real))], ["lib", "lib64"]
+    found = [system.join(base, lib, version) for base in bases for lib in libs]
+    return [path for path in dict.fromkeys(found) if system.isdir(path)]
 
 
 def ensure_dir(path: str) -> None:

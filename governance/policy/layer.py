@@ -17,6 +17,7 @@ from governance.project import sandbox_manifest_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from governance.policy.decision import Decision
@@ -34,6 +35,30 @@ READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their 
 HOOK_SERVER = "governance-hooks"
 HOOK_TOOL = "decide_tool_call"
 HOOK_TOOL_NAME = f"mcp__{HOOK_SERVER}__{HOOK_TOOL}"
+
+
+# An MCP tool's input: keys whose name says they hold a path (any depth), keys holding a
+# command it runs, and how many values are looked at.
+_MCP_PATH_WORDS = ("path", "file", "dir", "folder", "dest", "target", "source", "src", "output",
+                   "location", "uri")
+_MCP_COMMANDS = ("command", "cmd", "script", "shell", "shellcommand")
+_MCP_VALUES = 256
+
+
+def _keyed_values(value: Any, depth: int, budget: list[int]) -> Iterator[tuple[str, Any]]:
+    """(key, value) for every value of a JSON object, nested objects and lists included (a list's
+    items under the key that holds it), at most ``budget`` of them."""
+    if depth > 8 or not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        for one in item if isinstance(item, list) else [item]:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            if isinstance(one, dict):
+                yield from _keyed_values(one, depth + 1, budget)
+            elif isinstance(key, str):
+                yield key, one
 
 
 def _outbound(act: Act) -> bool:
@@ -443,16 +468,39 @@ class GovernanceLayer:
 
     def _mcp_target(self, tool_name: str, tool_input: dict[str, Any],
                     cwd: str | None) -> str | None:
-        """The first protected path among an MCP tool's path arguments (``mcp_paths``)."""
+        """The first protected path among an MCP tool's path arguments, at any depth: a server's
+        own ``mcp_paths`` list when it has one; else the common names and every key whose name
+        says it holds a path (``filePath``, ``pathname``, ``args.path``, ``files[].path``), or a
+        command the tool runs (``command``, ``cmd``, ``script``) that the shell analysis finds
+        writing one."""
         spec = self.matrix.get("mcp_paths") or {}
         server = tool_name.split("__")[1] if tool_name.count("__") >= 2 else ""
-        for key in spec.get("servers", {}).get(server) or spec.get("keys", ()):
-            value = tool_input.get(key)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str) and item and self.is_protected(
-                        item[7:] if item.startswith("file://") else item, cwd):
-                    return item
+        own = spec.get("servers", {}).get(server)   # a server's own list is all its paths
+        keys = own or spec.get("keys", ())
+        budget = [_MCP_VALUES]
+        for key, value in _keyed_values(tool_input, 0, budget):
+            lowered = key.lower().replace("_", "").replace("-", "")
+            if isinstance(value, str) and lowered in _MCP_COMMANDS and not own:
+                if self._command_protected(value, cwd):
+                    return value
+                continue
+            if key not in keys and (own or not any(w in lowered for w in _MCP_PATH_WORDS)):
+                continue
+            if isinstance(value, str) and value and self.is_protected(
+                    value[7:] if value.startswith("file://") else value, cwd):
+                return value
         return None
+
+    def _command_protected(self, command: str, cwd: str | None) -> bool:
+        """Whether a shell command an MCP tool runs writes a governance-protected file."""
+        shell = matrix_module.load_shell(self.project_dir, self.matrix)
+        if not shell:
+            return False
+        from governance.shell.analysis import analyse_command
+
+        base = cwd or self.project_dir
+        return any(a.primitive == "governance-admin" for a in analyse_command(
+            command, shell, is_protected=PathGuard(self, base), cwd=base))
 
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
         from governance.shell import Act
@@ -500,6 +548,8 @@ class GovernanceLayer:
         patterns = self.matrix.get("exec_config")
         if not patterns:
             return False
+        if "\0" in path:
+            return True
         base = cwd or self.project_dir
         full = system.realpath(system.join(base, system.expanduser(path))).lower()
         root = self._root()
@@ -558,6 +608,8 @@ class GovernanceLayer:
         """True when ``folder`` is a protected place, or holds one anywhere below it (the project
         root holds ``.claude/settings.json``, the home ``~/.claude/settings.json``): what an
         archive or a patch that cannot be listed may overwrite when extracted there."""
+        if "\0" in folder:
+            return True
         base = cwd or self.project_dir
         full = system.realpath(system.join(base, system.expanduser(folder))).lower()
         if self.is_protected(full):
@@ -576,7 +628,10 @@ class GovernanceLayer:
         glob (relative to the project, absolute, or ``~/`` for the user's home) or a part of our
         installation, or another name (a hard link) of a protected file. Compared without regard
         to case, as a case-insensitive file system would (``.CLAUDE/settings.json`` is the same
-        file there)."""
+        file there). A path holding a NUL names no file the system can open: it counts as
+        protected rather than be left unchecked."""
+        if "\0" in path:
+            return True
         base = cwd or self.project_dir
         real = system.realpath(system.join(base, system.expanduser(path)))
         full = real.lower()

@@ -192,6 +192,10 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
     for k in range(mark, len(an.acts)):
         if an.acts[k].primitive in _NETWORK_ACTS:
             return True
+    if cmd is not None and any(w.text is not None and expands(w.text[w.start:w.end])
+                               for _name, w in cmd.assigns) and \
+            any(a.primitive == "package-install" for a in an.acts[mark:]):
+        return True                  # PIP_INDEX_URL=https://HOST/$TOKEN/ pip install
     for k in range(1, len(fields)):
         if fields[k] is None or expands(raws[k]):
             return True
@@ -303,6 +307,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell import script
 
             script.stdin_program(an, base, cmd, seg, depth)             # at now <<< CMD
+        if spec.get("schedule") and cmd is not None:
+            from governance.shell import schedule
+
+            schedule.install(an, base, fields, raws, cmd, seg, depth)   # ... | crontab -
         runner = _RUNNERS.get(name) if an.root is not None else None
         if runner is not None:                 # make, just, npm run ...: the files they run
             _run_recipes(an, runner, base, fields, seg, depth, cmd)

@@ -126,6 +126,8 @@ class CommandModel(_Strict):
     replace: bool = False
     runs: list[str] = []
     program: bool = False
+    # the command installs a table of scheduled commands (crontab): each entry is analysed
+    schedule: bool = False
     recipes: list[str] = []
     harmless: list[str] = []
     command_options: dict[str, str] = {}
@@ -442,7 +444,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                                *requests["body_options"]]
                               if o not in with_value)
         commands[name] = {"with_value": with_value, "patterns": patterns, "runs": list(command.runs),
-                          "program": command.program, "harmless": list(command.harmless),
+                          "program": command.program, "schedule": command.schedule,
+                          "harmless": list(command.harmless),
                           "recipes": list(command.recipes),
                           "command_options": dict(command.command_options),
                           "code": dict(command.code),

@@ -339,6 +339,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             everything.extend((label, f"printed by {base}", "through the connection")
                               for label in dumped)
         _exfiltration(an, base, seg, everything, hosts)
+        for name, value in cmd.assigns if cmd is not None else ():
+            _configured(an, base, seg, name, value)
         if printed:                               # gh auth token: it prints, it sends nothing
             _reading(an, base, seg, cmd, [], [], [], printed, metadata)
     else:
@@ -348,6 +350,24 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if not labels:
         return
     _remember(an, base, fields, raws, seg, cmd, labels, named)
+
+
+def _configured(an: Walk, base: str, seg: str, name: str, value: Any) -> None:
+    """A URL set for a network program in its environment (``PIP_INDEX_URL=URL pip install``,
+    ``npm_config_registry=URL npm ci``): the secrets it holds go to the host it names."""
+    raw = word_text(value)
+    if raw.startswith(name + "="):       # the word spans the assignment
+        raw = raw[len(name) + 1:]
+    if "://" not in raw:
+        return
+    field = an.expand_one(value.parts)
+    carried = word(an, raw, field)
+    if carried:
+        host = _named(field, raw)
+        if host == "?":                   # https://$TOKEN@HOST: the host its text spells
+            host = _named(None, raw)
+        _exfiltration(an, base, seg, [(label, how, f"in the URL of ${name}")
+                                      for label, how in carried], [host])
 
 
 def _uploaded(an: Walk, verbs: list[str], fields: list[str | None], cmd: Simple

@@ -30,8 +30,31 @@ def test_the_users_settings_are_protected(layer: GovernanceLayer) -> None:
     for name in ("settings.json", "settings.local.json"):
         assert _denied(layer, str(home / ".claude" / name))
         assert _denied(layer, f"~/.claude/{name}")
-    assert not _denied(layer, str(home / ".claude" / "commands" / "mine.md"))
     assert not _denied(layer, str(home / "notes.md"))
+    assert not _denied(layer, str(home / ".claude" / "projects" / "p" / "session.jsonl"))
+
+
+@pytest.mark.parametrize("path", [
+    "~/.claude.json",                          # the user's MCP servers, allowed tools
+    "~/.claude/commands/mine.md",              # allowed-tools in a slash command grant tools
+    "~/.claude/agents/reviewer.md", "~/.claude/skills/deploy/SKILL.md",
+    "~/.claude/hooks/pre.sh"])
+def test_what_claude_code_loads_for_every_project_is_protected(layer: GovernanceLayer,
+                                                               path: str) -> None:
+    assert _denied(layer, path)
+
+
+def test_the_interpreters_standard_library_is_protected(layer: GovernanceLayer) -> None:
+    import json
+    import sysconfig
+
+    assert _denied(layer, json.__file__)              # every hook imports it
+    assert _denied(layer, os.path.join(sysconfig.get_paths()["stdlib"], "site.py"))
+
+
+def test_a_path_holding_a_nul_is_refused(layer: GovernanceLayer, project: Path) -> None:
+    assert _denied(layer, str(project / ".claude" / "settings.json") + "\0")
+    assert _denied(layer, "src/app.py\0")
 
 
 def test_managed_settings_are_protected(layer: GovernanceLayer) -> None:
@@ -87,6 +110,32 @@ def test_mcp_tools_with_path_arguments(layer: GovernanceLayer, project: Path) ->
     assert layer.decide("mcp__filesystem__read_file", {"path": target}).primitive == "mcp-read"
     assert layer.decide("mcp__filesystem__write_file",
                         {"path": str(project / "notes.md")}).primitive == "mcp-call"
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("mcp__fs__write", {"filePath": "{p}", "content": "{}"}),
+    ("mcp__fs__write", {"pathname": "{p}"}),
+    ("mcp__fs__write", {"args": {"path": "{p}"}}),
+    ("mcp__fs__write_files", {"files": [{"path": "a.txt"}, {"path": ".claude/settings.json"}]}),
+    ("mcp__fs__copy", {"to": {"folder": "{d}"}, "from": "x"}),
+    ("mcp__desktop_commander__execute_command", {"command": "rm .claude/settings.json"}),
+    ("mcp__shell__run", {"cmd": "echo '{}' > {p}"}),
+])
+def test_mcp_paths_at_any_depth_and_commands_are_checked(layer: GovernanceLayer, project: Path,
+                                                         tool: str, arguments: dict) -> None:
+    import json
+
+    target, folder = project / ".claude" / "settings.json", project / ".claude" / "governance"
+    text = json.dumps(arguments).replace("{p}", str(target)).replace("{d}", str(folder))
+    assert layer.decide(tool, json.loads(text)).primitive == "governance-admin"
+
+
+def test_mcp_content_naming_a_protected_path_is_no_write_of_it(layer: GovernanceLayer,
+                                                                project: Path) -> None:
+    assert layer.decide("mcp__fs__write", {"filePath": str(project / "notes.md"), "content":
+                        "see .claude/settings.json"}).primitive == "mcp-call"
+    assert layer.decide("mcp__shell__run", {"cmd": "cat .claude/settings.json"}).primitive \
+        == "mcp-call"
 
 
 def test_mcp_path_keys_are_configurable_per_server(project: Path) -> None:
