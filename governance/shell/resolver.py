@@ -143,6 +143,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 if aliased is not None:
                     fields, raws = aliased, [str(f) for f in aliased]
                     globs = [False] * len(fields)
+            if "clean" in fields or "stash" in fields:   # git clean -x: ignored files too
+                from governance.shell import ignored
+
+                ignored.check(an, fields, seg)
         mark = len(an.acts)
         plain(an, base, fields, raws, seg, depth, cmd)
         flows(an, base, fields, raws, seg, cmd, mark)

@@ -216,6 +216,9 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "env -iC .claude rm settings.json", "env -C .claude bash -c 'true; rm settings.json'",
     "env -C .claude/governance sh -c 'ls && : > state.json'",
     "cd \"$(dirname .claude/settings.json)\" && rm settings.json",
+    # the files git ignores, governance's state, seal and ledger among them
+    "git clean -fdx", "git clean -f -d -X", "git clean -xf -- .claude", "git stash --all",
+    "git stash push -a", "git -c core.quotepath=off clean -ffdx", "git clean -fdx .",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -306,6 +309,8 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "zip backup.zip .claude/settings.json", "time -p ls .claude", "tar -tf backup.tar",
     "tar -xf backup.tar x.json", "unzip -o backup.zip -d /tmp/restore",
     "tar czf backup.tgz .claude", "cp -t docs x.json", "env -C .claude ls; rm settings.json",
+    "git clean -fd", "git clean -ndx", "git clean -fdx build dist", "git clean -fX build/",
+    "git stash", "git stash -u", "git stash list", "git stash pop", "git stash push -a -- src",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
