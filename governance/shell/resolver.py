@@ -269,7 +269,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import expectscript  # expect -c 'spawn CMD'
 
         expectscript.run(an, fields, cmd, seg, depth)
-    elif base in ("sed", "gsed") and any(f is None or "e" in f for f in fields[1:]):
+    elif base in ("sed", "gsed") and any(f is None or "e" in f or "w" in f.lower() or (
+            f[:1] == "-" and "f" in f) for f in fields[1:]):   # ... 'w FILE', -f SCRIPT
         from governance.shell import sedscript  # sed 's/.*/CMD/e', sed '1e CMD'
 
         sedscript.run(an, base, fields, raws, cmd, seg, depth)

@@ -1,7 +1,8 @@
 """The commands a sed script runs: GNU sed's ``e COMMAND``, ``e`` alone (the line read is run as
-a command) and the ``e`` flag of ``s///e`` (the line after the substitution is run).
+a command) and the ``e`` flag of ``s///e`` (the line after the substitution is run); and the files
+its ``w``, ``W`` and ``s///w`` commands write, which are targets like any other.
 
-Imported by ``shell.resolver`` only for sed, and only when its script holds an ``e``. A command
+Imported by ``shell.resolver`` only for sed, and only when its script holds an ``e`` or a ``w``. A command
 given in the script is analysed; one made of the lines sed reads is analysed when those lines are
 known (a here-string, ``echo ... |``) and is shell-unknown otherwise, as is a substitution whose
 result depends on the line it rewrites. ``--sandbox`` turns ``e`` off.
@@ -32,11 +33,11 @@ def run(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: Sim
             i += 1
             given = True
             scripts.append(_given(value, raws, i - 1) if arg in ("-e", "--expression") else
-                           an.file_text(value) if an.wrote(value) else "")
+                           _script_file(an, value, cmd))
         elif arg is not None and arg.startswith(("--expression=", "--file=")):
             given = True
             name, _, value = arg.partition("=")
-            scripts.append(value if name == "--expression" else an.file_text(value))
+            scripts.append(value if name == "--expression" else _script_file(an, value, cmd))
         elif arg == "--sandbox":
             return
         elif arg is not None and arg.startswith("-") and arg != "-":
@@ -45,7 +46,7 @@ def run(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: Sim
                 i += 1
                 given = True
                 scripts.append(_given(value, raws, i - 1) if arg[-1] == "e" else
-                               an.file_text(value) if an.wrote(value) else "")
+                               _script_file(an, value, cmd))
             elif arg in ("-l", "--line-length"):
                 i += 1
         elif not given:
@@ -56,11 +57,27 @@ def run(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: Sim
             if script is None or commands(script[1:]):
                 an.unknown(seg, f"{base} runs a script known only at run time")
             continue
-        for command in commands(script):
+        written: list[str] = []
+        found = commands(script, written)
+        for path in written:
+            if path and _OPAQUE not in path:
+                an.target(path, path, seg, "file-write", f"{base} writes {path} (its w command)")
+            elif path:
+                an.unknown(seg, f"{base} writes a file named only at run time (its w command)")
+        for command in found:
             if command is None:
                 _lines_read(an, base, cmd, seg, depth)
             else:
                 an.script(command, depth + 1, seg)
+
+
+def _script_file(an: Walk, value: str | None, cmd: Simple | None) -> str | None:
+    """The text of ``sed -f FILE``: its input for ``-`` or ``/dev/stdin`` (None when that is
+    produced at run time), a file the command wrote, else nothing known ("")."""
+    if value in ("-", "/dev/stdin", "/dev/fd/0") and cmd is not None:
+        kind, text = an.stdin_text(cmd)
+        return text if kind == "literal" else None if kind == "opaque" else ""
+    return (an.file_text(value) or "") if an.wrote(value) else ""
 
 
 def _given(value: str | None, raws: list[str], k: int) -> str | None:
@@ -100,8 +117,9 @@ def _lines_read(an: Walk, base: str, cmd: Simple | None, seg: str, depth: int) -
         an.unknown(seg, f"{base} runs the lines it reads as commands")
 
 
-def commands(script: str) -> list[str | None]:
-    """The commands ``e`` runs in one sed script; None for one made of the line read."""
+def commands(script: str, writes: list[str] | None = None) -> list[str | None]:
+    """The commands ``e`` runs in one sed script; None for one made of the line read. The files
+    its ``w FILE``, ``W FILE`` and ``s///w FILE`` write are added to ``writes``."""
     out: list[str | None] = []
     i, n = 0, len(script)
     while i < n:
@@ -144,9 +162,15 @@ def commands(script: str) -> list[str | None]:
                            pattern in _WHOLE_LINE else None)
             i = flags_end
             if i < n and script[i] == "w":
-                i = _line_end(script, i)
+                end = _line_end(script, i)
+                if writes is not None and c == "s":
+                    writes.append(script[i + 1:end].strip())
+                i = end
         elif c in _TO_END_OF_LINE:
-            i = _line_end(script, i)
+            end = _line_end(script, i)
+            if writes is not None and c in "wW":
+                writes.append(script[i + 1:end].strip())
+            i = end
         elif c in "btTqQlLv":                        # a label or number, up to ; or the line end
             while i < n and script[i] not in ";\n}":
                 i += 1

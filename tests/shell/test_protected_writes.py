@@ -219,6 +219,12 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     # the files git ignores, governance's state, seal and ledger among them
     "git clean -fdx", "git clean -f -d -X", "git clean -xf -- .claude", "git stash --all",
     "git stash push -a", "git -c core.quotepath=off clean -ffdx", "git clean -fdx .",
+    # sed's w commands, compressors that replace their files, attributes that lock them
+    "sed -n 'w .claude/settings.local.json' x.json", "sed -n '1,$W .claude/settings.json' x.json",
+    "sed -i 's/a/b/w .claude/settings.local.json' src/app.py",
+    "sed -nf /dev/stdin x.json <<< 'w .claude/settings.json'",
+    "gzip .claude/settings.json", "xz -z .claude/governance/state.json", "bzip2 .mcp.json",
+    "chattr +i .claude/settings.json", "chattr -R +i .",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -311,6 +317,9 @@ def test_a_recipe_that_only_reads_governance_is_not(layer: GovernanceLayer) -> N
     "tar czf backup.tgz .claude", "cp -t docs x.json", "env -C .claude ls; rm settings.json",
     "git clean -fd", "git clean -ndx", "git clean -fdx build dist", "git clean -fX build/",
     "git stash", "git stash -u", "git stash list", "git stash pop", "git stash push -a -- src",
+    "sed -n '/warning/p' x.json", "sed -n 'w out/first.txt' x.json", "sed 's/a/b/w /dev/stdout' x.json",
+    "gzip -c .claude/settings.json > /tmp/settings.gz", "gzip -dc backup.gz > x.json",
+    "xz -l a.xz", "gzip build/state.json", "chattr +a out/notes.md",
 ])
 def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd: str) -> None:
     assert "governance-admin" not in primitives(layer, cmd)
