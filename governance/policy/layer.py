@@ -492,15 +492,10 @@ class GovernanceLayer:
         return None
 
     def _command_protected(self, command: str, cwd: str | None) -> bool:
-        """Whether a shell command an MCP tool runs writes a governance-protected file."""
-        shell = matrix_module.load_shell(self.project_dir, self.matrix)
-        if not shell:
-            return False
-        from governance.shell.analysis import analyse_command
-
-        base = cwd or self.project_dir
-        return any(a.primitive == "governance-admin" for a in analyse_command(
-            command, shell, is_protected=PathGuard(self, base), cwd=base))
+        """Whether a shell command an MCP tool runs writes a governance-protected file (the
+        acts Bash's command would have)."""
+        return any(a.primitive == "governance-admin"
+                   for a in self._shell_acts({"command": command}, cwd, "mcp-call"))
 
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
         from governance.shell import Act
