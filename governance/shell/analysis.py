@@ -15,6 +15,8 @@ protected.
 
 from __future__ import annotations
 
+from time import monotonic
+
 from governance import system
 from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
@@ -140,7 +142,8 @@ class _Later:
 
 
 class _Analysis:
-    __slots__ = ("acts", "budget", "check", "checked", "cwd", "doubts", "files", "flow", "ifs",
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
+                 "ifs",
                  "level", "limits", "listed", "loops", "names", "origin", "prose", "reads", "root",
                  "scope", "seen", "shell", "sockets", "text",
                  "vars")
@@ -159,6 +162,7 @@ class _Analysis:
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
         self.budget = [limits.get("max_words", 4000)]
+        self.deadline = monotonic() + limits.get("max_seconds", 5)   # then it is shell-unknown
         self.root: str | None = None          # the folder the command runs in: files are read
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
@@ -235,6 +239,8 @@ class _Analysis:
                 self.commands(part[3], depth, outer)
 
     def command(self, cmd: Simple, depth: int, outer: str | None) -> None:
+        if monotonic() > self.deadline:
+            raise LimitError(f"the analysis took longer than {self.limits.get('max_seconds', 5)} s")
         seg = outer if outer is not None else cmd.segment
         if cmd.function is not None:             # f() { ...; }: read when f is called
             from governance.shell.names import define

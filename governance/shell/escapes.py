@@ -97,10 +97,16 @@ def printf_command(argv: list[str]) -> str | None:
     return printf(argv[0], argv[1:])
 
 
+MAX_FIELD = 4096          # a wider field or precision is not written out: the output is unknown
+MAX_OUTPUT = 1 << 20      # nor is output longer than this
+
+
 def printf(form: str, args: list[str]) -> str | None:
     """What ``printf FORM ARGS`` writes; None when it depends on more than its text (``%q``,
-    floating point, times) or the format is malformed."""
+    floating point, times), the format is malformed, or a field's width or precision is over
+    ``MAX_FIELD`` or the whole output over ``MAX_OUTPUT`` (``%0999999999d`` is a gigabyte)."""
     out: list[str] = []
+    size = 0
     k = 0
     for _round in range(len(args) + 1):
         used = False
@@ -126,7 +132,10 @@ def printf(form: str, args: list[str]) -> str | None:
             if m < n and form[m] == ".":
                 precision, m, k = _number(form, m + 1, args, k)
                 precision = precision or 0
-            if m >= n:
+            if m >= n or abs(width or 0) > MAX_FIELD or abs(precision or 0) > MAX_FIELD:
+                return None
+            size += (width or 0) + (precision or 0) + 1   # at most what this field writes ...
+            if size > MAX_OUTPUT:                         # ... beyond its argument's own text
                 return None
             conv = form[m]
             i = m + 1
@@ -149,8 +158,9 @@ def printf(form: str, args: list[str]) -> str | None:
                 continue
             out.append(_pad(value[0], width, flags))
         if not used or k >= len(args):
-            return "".join(out)
-    return "".join(out)
+            break
+    text = "".join(out)
+    return text if len(text) <= MAX_OUTPUT else None
 
 
 def _number(form: str, m: int, args: list[str], k: int) -> tuple[int | None, int, int]:

@@ -245,6 +245,7 @@ class LimitsModel(_Strict):
     max_nesting: int = Field(default=48, ge=1, le=200)
     max_words: int = Field(default=4000, ge=1, le=1_000_000)
     max_depth: int = Field(default=6, ge=0, le=20)
+    max_seconds: float = Field(default=5, gt=0, le=20)
 
 
 class SecretFlowModel(_Strict):

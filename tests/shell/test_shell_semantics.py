@@ -221,3 +221,36 @@ def test_echo_text_that_shells_decode_differently_is_the_command_or_unknown(
     command = shell.format(q="'" + inner.replace("'", "'\\''") + "'", c=inner)
     found = primitives(command)
     assert primitive in found or "shell-unknown" in found, command
+
+
+# --- the analysis stays inside its own time ------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    ': "$(printf %0999999999d 0)"; rm -rf /srv',
+    "printf '%*d' 2000000000 1 | sh",
+    "printf '%.*s' 999999999 x | bash",
+    "x=$(printf '%5000s' rm); $x -rf /srv",
+])
+def test_huge_printf_fields_are_not_written_out(command: str) -> None:
+    import time
+
+    start = time.monotonic()
+    acts = {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
+    assert time.monotonic() - start < 2, command
+    assert acts & {"destructive", "shell-unknown"}, (command, acts)
+
+
+def test_printf_bounds_its_fields_and_output() -> None:
+    assert printf("%04096d", ["7"]) == "0" * 4095 + "7"
+    assert printf("%04097d", ["7"]) is None
+    assert printf("%*s", ["5000", "x"]) is None
+    assert printf("%.*s", ["-99999", "x"]) is None
+    assert printf("%4000s", ["x"] * 300) is None      # 1.2 MB in all
+    assert printf("%4000s", ["x"] * 200) == (" " * 3999 + "x") * 200
+
+
+def test_a_command_the_analysis_cannot_finish_in_time_is_shell_unknown() -> None:
+    shell = {**SHELL, "limits": {**SHELL.get("limits", {}), "max_seconds": 1e-9}}
+    acts = analyse_command("ls; ls; rm -rf /srv", shell, is_protected=is_protected)
+    assert acts[0].primitive == "shell-unknown", acts
+    assert "longer than" in acts[0].reason
+    assert "destructive" in {a.primitive for a in acts}      # the text still names rm -rf
