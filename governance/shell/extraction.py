@@ -2,7 +2,9 @@
 
 ``tar -x``, ``unzip``, ``7z x``, ``cpio -i``, ``rsync``, ``patch``, ``git apply``, ``git am``,
 ``git stash apply|pop``, ``git checkout-index``, ``git read-tree -u`` and ``git update-index`` write
-files that their command line does not name. A pattern with ``extracts: KIND`` sends its command
+files that their command line does not name; so do ``git checkout BRANCH``, ``merge``, ``reset
+--hard`` and the other commands that bring another commit's files (``shell.worktree`` asks git
+which). A pattern with ``extracts: KIND`` sends its command
 here (``shell.resolver``), and the files are listed from what the command reads, when that is on
 disk and small enough (``MAX_BYTES``, ``MAX_MEMBERS``): the archive's members (``tarfile``,
 ``zipfile``), a patch's ``diff --git`` / ``+++`` / ``rename to`` lines, a source folder, a stash
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+from governance.shell import worktree
 from governance.shell.rules import has_flag
 
 TYPE_CHECKING = False
@@ -478,8 +481,10 @@ def _git_am(job: _Job, argv: Argv, cmd: Simple | None) -> None:
 
 
 def _git_dest(argv: Argv) -> str:
-    """Where a git command writes the working tree: ``--work-tree``, ``-C``, else its folder."""
-    return _last(argv, "--work-tree") or _last(argv, "-C") or "."
+    """Where a git command writes the working tree, relative to the analysis's folder: that
+    folder itself, which ``git -C DIR`` and ``--work-tree=DIR`` have already entered
+    (``shell.resolver``)."""
+    return "."
 
 
 # --- git's index and stashes ---------------------------------------------------------------------
@@ -492,13 +497,34 @@ def _git_stash(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     ref = rest[0] if rest else "stash@{0}"
     dest = _git_dest(argv)
     folder = job.path(dest)
-    names = _stash_paths(folder, ref) if ref is not None and folder is not None else None
+    names = worktree.stash_paths(folder, ref) if ref is not None and folder is not None else None
     if names is None:
         job.unknown(dest, f"the stash {ref or '(unknown)'}")
         return
     top = _top(str(folder))
     into = top if top is not None else dest     # git names the files from the top folder
     _check_members(job, into, [(n, "", "") for n in names], 0, False, "git stash writes")
+
+
+def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
+    """``git checkout BRANCH``, ``merge``, ``reset --hard`` ...: the files git says differ."""
+    positionals = _positionals(argv)
+    sub = str(positionals[0]) if positionals else "checkout"
+    dest = _git_dest(argv)
+    folder = job.path(dest)
+    if folder is None:               # after a cd known only at run time: the project's own tree
+        base = getattr(job.guard, "base", None)
+        if base is None:
+            return
+        folder = os.path.normpath(os.path.join(str(base), os.path.expanduser(dest)))
+    try:
+        names = worktree.replaced(folder, sub, argv)
+    except worktree.Unknown as exc:
+        job.unknown(dest, f"the files git {sub} replaces ({exc.what})")
+        return
+    top = _top(folder)
+    _check_members(job, top if top is not None else dest, [(n, "", "") for n in names], 0, False,
+                   f"git {sub} replaces")
 
 
 def _top(folder: str) -> str | None:
@@ -511,35 +537,6 @@ def _top(folder: str) -> str | None:
         if parent == current:
             return None
         current = parent
-
-
-def _stash_paths(folder: str, ref: str) -> list[str] | None:
-    """The files a stash holds, by ``git stash show --name-only`` (untracked ones too), run so
-    that the repository's configuration starts no command (no pager, external diff, text
-    conversion or file-system monitor); None when git cannot tell."""
-    import subprocess
-
-    if ref.startswith("-"):
-        return None
-    base = ["git", "--no-pager", "-c", "core.fsmonitor=false", "-c", "diff.external=",
-            "-c", "core.pager=cat", "stash", "show", "--name-only", "--no-ext-diff",
-            "--no-textconv"]
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    for extra in (["--include-untracked"], []):
-        try:
-            done = subprocess.run([*base, *extra, ref], cwd=folder, capture_output=True,
-                                  timeout=5, env=env, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if done.returncode == 0:
-            names = done.stdout.decode("utf-8", "replace").splitlines()
-            return [n.strip('"') for n in names if n] if len(names) <= MAX_MEMBERS else None
-    try:                                # no such stash, or no repository: nothing is written
-        known = subprocess.run(["git", "rev-parse", "--quiet", "--verify", ref + "^{commit}"],
-                               cwd=folder, capture_output=True, timeout=5, env=env, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return [] if known.returncode != 0 else None
 
 
 def _git_checkout_index(job: _Job, argv: Argv, cmd: Simple | None) -> None:
@@ -610,5 +607,5 @@ _KINDS: dict[str, Any] = {
     "tar": _tar, "zip": _unzip, "7z": _seven, "cpio": _cpio, "tree": _tree, "patch": _patch,
     "git-apply": _git_apply, "git-am": _git_am, "git-stash": _git_stash,
     "git-checkout-index": _git_checkout_index, "git-read-tree": _git_read_tree,
-    "git-update-index": _git_update_index,
+    "git-update-index": _git_update_index, "git-tree": _git_tree,
 }

@@ -341,6 +341,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:
+            if rule.get("aside"):            # git checkout BRANCH: the files it replaces, listed
+                from governance.shell.extraction import extract
+
+                extract(an, rule["extracts"], fields, raws, argv, cmd, seg)
+                continue
             real = [(t, raw) for t, raw in targets
                     if t is None or not (t in safe or t.startswith("/dev/fd/"))]
             if not real and (targets or rule.get("targets")) and not rule.get("extracts"):

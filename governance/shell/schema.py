@@ -66,8 +66,11 @@ class PatternModel(_Strict):
     deploy: bool = False
     environment: str = Field(default="", pattern=r"^[a-z0-9-]*$")
     # the files it writes are listed from what it reads (governance.shell.extraction)
+    # `aside`: only that listing; the command's act comes from its other patterns
+    aside: bool = False
     extracts: Literal["", "tar", "zip", "7z", "cpio", "patch", "git-apply", "git-am",
                       "git-stash", "git-checkout-index", "git-read-tree", "git-update-index",
+                      "git-tree",
                       "git-config", "tree"] = ""
 
 
@@ -414,6 +417,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "deploy": pattern.deploy,
                 "environment": pattern.environment,
                 "extracts": pattern.extracts,
+                "aside": pattern.aside,
                 "unless": _as_list(pattern.unless),
                 "no_args": pattern.no_args,
                 "unknown_sub": pattern.unknown_sub,
