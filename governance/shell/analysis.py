@@ -144,7 +144,8 @@ class _Later:
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
                  "ifs",
-                 "level", "limits", "listed", "loops", "names", "origin", "prose", "reads", "root",
+                 "level", "limits", "listed", "loops", "names", "origin", "procs", "prose", "reads",
+                 "root",
                  "scope", "seen", "shell", "sockets", "text",
                  "vars")
 
@@ -158,6 +159,7 @@ class _Analysis:
         self.seen: dict[tuple[str, str], Act] = {}
         self.vars: dict[str, str | None] = {}
         self.files: dict[str, object] = {}  # written earlier in this command: path -> text
+        self.procs: dict[int, int] = {}       # a process substitution -> its /dev/fd number
         self.cwd: str | None = ""
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
@@ -458,7 +460,7 @@ class _Analysis:
                 return self.folder()
             return self.vars.get(value) if value else None
         if kind == "proc":
-            return "/dev/fd/63"
+            return self.substituted(subs)
         if kind == "arr":                            # local a=(x y): the elements joined
             from governance.shell.streams import array
 
@@ -471,6 +473,17 @@ class _Analysis:
 
             return names(self, subs[0], subs[1])
         return None
+
+    def substituted(self, subs: list[Simple] | None) -> str:
+        """The path bash gives a process substitution (``/dev/fd/63``, ``/dev/fd/62`` ...); what
+        ``<(echo SQL)`` writes there is known as a file written earlier is (``file_text``)."""
+        if not subs:
+            return "/dev/fd/63"
+        number = self.procs.setdefault(id(subs[-1]), 63 - len(self.procs))
+        path = f"/dev/fd/{number}"
+        if path not in self.files:
+            self.files[path] = _Later(subs[-1], dict(self.vars), _FRESH, from_stdin=False)
+        return path
 
     def echo_value(self, cmd: Simple) -> str | None:
         """The output of ``$(echo ...)`` / ``$(printf ...)`` with known arguments, else None."""

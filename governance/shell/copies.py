@@ -159,3 +159,24 @@ def _copy(an: Walk, src: str | None, symbolic: bool, dests: list[str]) -> None:
             names.filled.add(key(an, dest.split("/\0", 1)[0]))
         else:
             names.files[key(an, dest)] = target
+            if symbolic:
+                names.links.add(key(an, dest))
+            else:
+                names.links.discard(key(an, dest))
+
+
+def through_link(an: Walk, value: str) -> str | None:
+    """Where ``value`` leads when it goes through a symbolic link this command made: ``ln -s
+    /srv build/h`` makes ``build/h/`` and ``build/h/x`` lead into ``/srv`` (``build/h`` alone is
+    the link itself). ``"?"`` when the link's target is known only at run time; None when the
+    path goes through no such link."""
+    names = an.names
+    if names is None or not names.links:
+        return None
+    path = key(an, value)
+    beyond = value.rstrip("/") != value or value.endswith(("/.", "/./"))
+    for link in names.links:
+        if (path == link and beyond) or path.startswith(link + "/"):
+            target = names.files.get(link)
+            return "?" if target is None else target + path[len(link):]
+    return None

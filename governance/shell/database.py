@@ -28,7 +28,7 @@ def run(an: Walk, queries: dict[str, Any], base: str, argv: Argv, cmd: Simple | 
     """Add the acts of the statements ``base`` runs; whether any was found (else the caller
     adds its plain ``shell-execute``)."""
     language = queries["language"]
-    reader = _Reader(an, base, seg, depth)
+    reader = _Reader(an, base, seg, depth, cmd)
     given = False
     for option in queries["code"]:
         for value, raw in argv.values.get(option, ()):
@@ -61,10 +61,11 @@ def run(an: Walk, queries: dict[str, Any], base: str, argv: Argv, cmd: Simple | 
 
 
 class _Reader:
-    __slots__ = ("an", "base", "depth", "found", "includes", "seg")
+    __slots__ = ("an", "base", "cmd", "depth", "found", "includes", "seg")
 
-    def __init__(self, an: Walk, base: str, seg: str, depth: int) -> None:
+    def __init__(self, an: Walk, base: str, seg: str, depth: int, cmd: Simple | None) -> None:
         self.an, self.base, self.seg, self.depth = an, base, seg, depth
+        self.cmd = cmd                    # what standard input is: `.read /dev/stdin` reads it
         self.found = 0
         self.includes = 0
 
@@ -99,7 +100,7 @@ class _Reader:
                 an.unknown(seg, f"{base}: {detail}")
             elif kind == "file" and self.includes < _MAX_INCLUDES:   # \i FILE, .read FILE
                 self.includes += 1
-                self.file(language, detail, detail, None)
+                self.file(language, detail, detail, self.cmd)
 
     def file(self, language: str, value: str | None, raw: str, cmd: Simple | None) -> None:
         """Statements read from a file, or from standard input when ``value`` is ``-``."""
@@ -123,6 +124,9 @@ class _Reader:
         known = an.file_text(value)
         if known is not None:
             self.text(language, known, f"{base} reading {raw}")
+            return
+        if value.startswith(("/dev/fd/", "/proc/self/fd/")):   # psql -f <(curl ...)
+            self.unknown(f"{base} runs statements a process substitution writes at run time")
             return
         if an.wrote(value):
             self.unknown(f"{base} runs {raw}, written earlier in this command with content "

@@ -95,8 +95,11 @@ def xargs(an: Walk, spec: dict[str, Any], fields: list[str | None], raws: list[s
     if words is None and source is None and cmd is not None and cmd.piped_from is not None:
         read = "\0" + cmd.piped_from.segment   # find .claude | xargs rm: what the pipe lists
     for argv in runs or [template]:
-        an.resolve(argv, [False] * len(argv),
-                   [*tail, *[read] * (len(argv) - len(tail))][:len(argv)], cmd, seg, depth)
+        spelled = [*tail, *[read] * (len(argv) - len(tail))][:len(argv)]
+        if words is None and replace and read[:1] == "\0":   # find /srv | xargs -I{} rm {}
+            spelled = [read if w is not None and "{}" in w else r for w, r in zip(argv, spelled,
+                                                                                  strict=True)]
+        an.resolve(argv, [False] * len(argv), spelled, cmd, seg, depth)
 
 
 def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simple | None,
@@ -144,10 +147,18 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
         an.unknown(seg, "parallel runs a command known only at run time")
         return
     text = " ".join(str(w) for w in template)
+    before = len(an.acts)
     for combination in _combinations(sources):
         line = _fill(text, replace, combination) if text else " ".join(
             v if v is not None else _UNKNOWN for v in combination)
         an.script(line, depth + 1, seg)
+    if cmd is not None and cmd.piped_from is not None and sources == [[None]] and any(
+            a.primitive == "file-delete" for a in an.acts[before:]):
+        from governance.shell import trees  # find /srv -type f | parallel rm
+
+        roots = trees.listed(an, cmd.piped_from)
+        if roots:
+            trees.delete(an, roots, cmd, seg, depth + 1)
 
 
 def _values(an: Walk, source: str | None, from_file: bool,

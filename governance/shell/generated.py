@@ -40,6 +40,14 @@ def check(an: Walk, targets: list[tuple[str | None, str]]) -> tuple[bool, str]:
     kinds: dict[str, list[str]] = {}
     for value, raw in targets:
         path = an.where(value)
+        if value is not None and an.names is not None:
+            from governance.shell.copies import through_link  # ln -s /srv b/h; rm -rf b/h/
+
+            through = through_link(an, value)
+            if through == "?":
+                return False, f"{raw} goes through a symbolic link to a place known only at run time"
+            if through is not None:
+                path = through
         if an.root is None:
             return False, "the folder the command runs in is not known"
         if path == "?" or "{}" in (raw or ""):   # find -exec rm -rf {}: found at run time

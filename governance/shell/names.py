@@ -42,7 +42,7 @@ class Names:
     """The names one command defines, as the analysis walks it."""
 
     __slots__ = ("aliases", "args", "called", "defined", "expanding", "files", "filled",
-                 "functions", "hashed", "path", "shifted", "stack")
+                 "functions", "hashed", "links", "path", "shifted", "stack")
 
     def __init__(self) -> None:
         self.functions: dict[str, list[Simple]] = {}
@@ -51,6 +51,7 @@ class Names:
         self.aliases: dict[str, str | None] = {}
         self.hashed: dict[str, str | None] = {}
         self.files: dict[str, str | None] = {}   # a copy or link -> what it is (None: unknown)
+        self.links: set[str] = set()              # those of ``files`` that are symbolic links
         self.filled: set[str] = set()             # folders given files of names not known
         self.path: list[str] = []                 # folders this command put on PATH
         self.args: list[str | None] | None = None  # positional parameters in a function call

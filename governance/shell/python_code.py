@@ -111,6 +111,10 @@ def _python(code: str, depth: int, names: dict[str, str]) -> list[Finding]:
         if isinstance(call, ast.Call):
             py.skip.add(id(call.func))
             py.call(call)
+    if any(isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) for n in nodes):
+        from governance.shell.python_walks import walks  # for f in os.walk(ROOT): os.remove
+
+        py.out.extend(walks(py, nodes, ast))
     for ref in nodes:                         # a runner used uncalled: map(os.system, ...)
         if isinstance(ref, (ast.Name, ast.Attribute)) and isinstance(ref.ctx, ast.Load) and \
                 id(ref) not in py.skip and _py_kind(q := _norm(py.qual(ref))) in _COMMANDS:

@@ -15,7 +15,6 @@ built at run time (``EXECUTE`` of a non-literal, Redis ``EVALSHA``). Imported by
 
 from __future__ import annotations
 
-_ALWAYS = ("1=1", "TRUE", "1", "'1'='1'", "1<>0", "0=0", "NOT FALSE")
 _CONTROL = ("BEGIN", "DECLARE", "THEN", "ELSE", "LOOP", "ATOMIC", "DO")
 _DESTROY_REDIS = ("FLUSHALL", "FLUSHDB", "DEL", "UNLINK", "SWAPDB", "SHUTDOWN")
 _MONGO_EMPTY = ("deleteMany", "remove", "updateMany", "replaceMany")
@@ -191,7 +190,7 @@ def _statement(statement: str, depth: int) -> list[tuple[str, str]]:
         verb = next((t for t in top[1:] if t in ("DELETE", "UPDATE", "INSERT", "SELECT", "MERGE")),
                     verb)
     if verb in ("DROP", "TRUNCATE") or (verb == "ALTER" and "DROP" in top) or \
-            (verb in ("DELETE", "UPDATE") and not _filtered(top, verb)):
+            (verb in ("DELETE", "UPDATE") and not _filtered(toks, verb)):
         what = f"{verb} without WHERE" if verb in ("DELETE", "UPDATE") else \
             "ALTER ... DROP" if verb == "ALTER" else verb
         found.append(("destructive", f"the SQL runs {what}, which destroys data ({short})"))
@@ -218,16 +217,22 @@ def _execute(following: list[str], depth: int, short: str) -> list[tuple[str, st
     return [*found, ("unknown", f"the SQL executes a statement built at run time ({short})")]
 
 
-def _filtered(top: list[str], verb: str) -> bool:
-    """Whether a DELETE or UPDATE has a WHERE that is not always true."""
-    after = top[top.index(verb):] if verb in top else top
-    if "WHERE" not in after:
+def _filtered(toks: list[tuple[str, int]], verb: str) -> bool:
+    """Whether a DELETE or UPDATE has a WHERE that is not always true (``shell.conditions``)."""
+    words = [t for t, _d in toks]
+    at = words.index(verb) if verb in words else 0
+    level = toks[at][1] if toks else 0
+    where = next((k for k in range(at, len(toks)) if toks[k] == ("WHERE", level)), None)
+    if where is None:
         return False
-    rest = after[after.index("WHERE") + 1:]
-    ends = [k for k, t in enumerate(rest) if t in ("ORDER", "LIMIT", "RETURNING")]
-    condition = "".join(rest[:ends[0]] if ends else rest)
-    return bool(condition) and condition not in _ALWAYS
+    end = next((k for k in range(where + 1, len(toks)) if toks[k][1] < level or (
+        toks[k][1] == level and toks[k][0] in ("ORDER", "LIMIT", "RETURNING"))), len(toks))
+    condition = toks[where + 1:end]
+    if not condition:
+        return False
+    from governance.shell.conditions import always_true
 
+    return not always_true(condition)
 
 def _client_command(line: str) -> list[tuple[str, str]]:
     """psql and mysql backslash commands, sqlite and duckdb dot commands."""

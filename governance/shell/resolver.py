@@ -370,6 +370,9 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 primitive = "file-delete" if rebuilt else primitive
                 reason = f"{reason}: {why}"
             an.add(primitive, seg, reason)
+            if primitive == "file-delete" and any(t is None or raw[:1] == "\0"
+                                                  for t, raw in real):
+                _listed_delete(an, real, cmd, seg, depth)   # find /srv -type f | xargs rm
             if rule.get("extracts"):     # tar -x, git apply ...: the files it writes, listed
                 from governance.shell.extraction import extract
 
@@ -651,3 +654,24 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             words = text.split()
             if any(known_name(shell, w.strip("'\"();")) for w in words):
                 an.script(text, depth + 1, seg)
+
+
+def _listed_delete(an: Walk, targets: list[tuple[str | None, str]], cmd: Simple | None,
+                   seg: str, depth: int) -> None:
+    """A delete of every file a listing of a whole tree names (``find /srv | xargs rm``,
+    ``for f in $(ls /srv/*); do rm "$f"; done``): decided as ``rm -r`` of that tree
+    (``shell.trees``)."""
+    from governance.shell.trees import computed, delete, listed, sources
+
+    if cmd is None:
+        return
+    for value, raw in targets:
+        if value is not None and raw[:1] != "\0":
+            continue
+        for text in sources(an, raw):
+            piped = cmd.piped_from if cmd is not None else None
+            roots = listed(an, piped) if piped is not None and piped.segment == text else \
+                computed(an, text)
+            if roots:
+                delete(an, roots, cmd, seg, depth + 1)
+                return

@@ -59,9 +59,9 @@ def stdin_text(an: Walk, cmd: Simple) -> tuple[str, str | None]:
             return ("opaque", None) if value is None else ("literal", value + "\n")
         if redir.op == "<" and redir.target is not None:
             value = an.expand_one(redir.target.parts)
-            if value is None or value.startswith(("/dev/fd/", "/proc/")):
+            known = an.file_text(value)           # < <(echo SQL): what it writes is known
+            if known is None and (value is None or value.startswith(("/dev/fd/", "/proc/"))):
                 return "opaque", None
-            known = an.file_text(value)
             return ("literal", known) if known is not None else ("file", value)
     if cmd.piped:
         source = cmd.piped_from

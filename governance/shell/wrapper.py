@@ -205,14 +205,6 @@ def _attached(arg: str, options: dict[str, Any]) -> str | None:
     return None
 
 
-# find's tests that narrow what it finds (by name, path, time, size, owner, content ...)
-_FIND_TESTS = ("name", "iname", "path", "ipath", "wholename", "iwholename", "regex", "iregex",
-               "lname", "ilname", "newer", "mtime", "mmin", "atime", "amin", "ctime", "cmin",
-               "size", "perm", "user", "group", "uid", "gid", "nouser", "nogroup", "empty",
-               "links", "inum", "samefile", "used", "context", "fstype", "readable",
-               "writable", "executable")
-
-
 def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
           raws: list[str], cmd: Simple, seg: str, depth: int) -> None:
     """``find``: its own tests and actions, plus the commands its ``-exec`` actions run."""
@@ -221,14 +213,16 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
     own_raws = [raws[0]]
     i = 1
     n = len(fields)
-    root = fields[1] if n > 1 and fields[1] and fields[1][:1] not in "-(!" else "."
+    from governance.shell.trees import delete, find_everything, find_roots
+
+    roots = find_roots(fields, raws)
+    root = roots[0][0]
     named = next((fields[k + 1] for k in range(1, n - 1)
                   if fields[k] in ("-name", "-iname", "-path") and fields[k + 1]
                   and not any(c in str(fields[k + 1]) for c in "*?[")), None)
     found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
     # no test narrows what it finds (-type f does not): the actions run on every file of the tree
-    everything = not any(f is not None and f[:1] == "-" and f[1:].startswith(_FIND_TESTS)
-                         for f in fields[1:])
+    everything = find_everything(fields)
     while i < n:
         arg = fields[i]
         if arg in execs:
@@ -246,14 +240,15 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
                         a.primitive == "file-delete" for a in an.acts[mark:]):
                     # every file of the tree: decided as the recursive delete it amounts to
                     # (generated output stays a file-delete, tracked work is destructive)
-                    an.resolve(["rm", "-r", root], [False] * 3, ["rm", "-r", raws[1] if
-                               root == fields[1] else "."], cmd, seg, depth)
+                    delete(an, roots, cmd, seg, depth)
             i = j + 1
             continue
         own.append(arg)
         own_raws.append(raws[i])
         i += 1
     an.plain(str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)
+    if everything and "-delete" in own:        # find /srv -delete: rm -r /srv
+        delete(an, roots, cmd, seg, depth)
 
 
 def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> None:

@@ -4,6 +4,7 @@ from git's own option tables; and the everyday git commands they keep quiet."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,7 +93,8 @@ def test_an_ambiguous_abbreviation_is_kept_as_given() -> None:
 # --- what the reading changes -------------------------------------------------------------------
 QUIET_FLAGS = {"checkout": ["-q", "-l", "-t", "--detach", "--progress", "--guess"],
                "switch": ["-q", "-d", "--progress", "-t", "--guess"]}
-BRANCH_OPTIONS = {"checkout": ["-b", "-B", "--orphan"], "switch": ["-c", "-C", "--orphan"]}
+# -B and -C move an existing branch by force, as git branch -f does: destructive (below)
+BRANCH_OPTIONS = {"checkout": ["-b", "--orphan"], "switch": ["-c", "--orphan"]}
 
 
 @st.composite
@@ -120,6 +122,13 @@ def branch_switches(draw: st.DrawFn) -> str:
 def test_creating_a_branch_discards_nothing(command: str) -> None:
     found = {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
     assert "destructive" not in found, (command, found)
+
+
+@pytest.mark.parametrize("command", ["git checkout -B main HEAD~5", "git checkout -qBmain",
+                                     "git switch -C main HEAD~5", "git switch --force-create main"])
+def test_moving_a_branch_by_force_is_destructive(command: str) -> None:
+    found = {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
+    assert "destructive" in found
 
 
 @settings(max_examples=100, deadline=None)

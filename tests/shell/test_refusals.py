@@ -146,7 +146,7 @@ def test_rclone_talks_to_storage_except_in_its_local_subcommands(command: str,
 CHECKOUT = set(SHELL["commands"]["git"]["options"]["checkout"])
 UNKNOWN_LONG = NAMES.map(lambda n: f"--{n}-x").filter(
     lambda o: not any(k.startswith(o) for k in CHECKOUT))
-NEW_BRANCH = st.sampled_from(["-b new", "-B new", "--orphan new", "--track", "-t", "--detach",
+NEW_BRANCH = st.sampled_from(["-b new", "--orphan new", "--track", "-t", "--detach",
                               "-d", "--track=direct", "-qb new"])
 
 

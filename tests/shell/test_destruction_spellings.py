@@ -1,0 +1,171 @@
+"""The same destruction spelled another way is still ``destructive``: a whole tree deleted one
+file at a time (``find /srv -delete``, a listing piped to ``xargs rm``, ``tar --remove-files``,
+a Python loop over ``os.walk``), a delete through a symbolic link the command made, history moved
+by force, and SQL fed by a process substitution or with an always-true ``WHERE``. Ordinary
+cleanup that looks alike stays quiet."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from governance.shell.analysis import analyse_command
+from governance.shell.schema import load_default_shell
+
+SHELL = load_default_shell()
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root,
+                   check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    """A project in git: src/ tracked; build/, dist/, *.pyc and *.log ignored."""
+    for folder in ("src", "build", "dist"):
+        (project / folder).mkdir()
+    (project / "src" / "app.py").write_text("x = 1\n")
+    (project / "build" / "app.o").write_text("built\n")
+    (project / ".gitignore").write_text("build/\ndist/\n*.pyc\n*.log\n__pycache__/\n")
+    git(project, "init", "-q")
+    git(project, "add", ".gitignore", "src")
+    git(project, "commit", "-qm", "start")
+    return project
+
+
+def primitives(command: str, cwd: Path) -> set[str]:
+    found = analyse_command(command, SHELL, is_protected=lambda _p: False, cwd=str(cwd))
+    return {a.primitive for a in found}
+
+
+@pytest.mark.parametrize("command", [
+    # a whole tree listed, then deleted file by file
+    "find /srv -type f | xargs rm -f",
+    "find /srv -type f -print0 | xargs -0 rm",
+    "find -L /srv -type f | sort | xargs rm -f",
+    "find /srv -type f | grep -v keep | xargs rm -f",
+    "find /srv -type f | xargs -I{} rm {}",
+    "find /srv -type f | xargs -n1 unlink",
+    "find /srv -type f | parallel rm",
+    "fd . /srv | xargs rm",
+    "ls -R /srv | xargs rm -f",
+    "git ls-files | xargs rm",
+    "for f in $(find /srv -type f); do rm \"$f\"; done",
+    "find /srv -exec rm {} +",
+    "find /srv -type f -delete",
+    "find /srv ! -name keep -delete",
+    "find /srv -name '*' -delete",
+    "find /srv -type f -o -name x -delete",
+    "find src -mindepth 1 -delete",
+    "ls /srv/* | xargs rm -rf",
+    # archivers that delete what they archive
+    "tar --remove-files -cf /dev/null /srv",
+    "tar -czf logs.tgz --remove-files src",
+    "zip -rm /tmp/x.zip /srv",
+    "rsync -a --delete empty/ /srv/",
+    # Python walking a tree and deleting what it visits
+    "python -c 'import os\nfor r,d,f in os.walk(\"/srv\"):\n  [os.remove(os.path.join(r,x)) for x in f]'",
+    "python3 -c 'from pathlib import Path\nfor p in Path(\"/srv\").rglob(\"*\"): p.unlink()'",
+    "python3 -c 'import glob, os\nfor p in glob.glob(\"/srv/**\", recursive=True): os.remove(p)'",
+    "python -c 'import shutil; shutil.rmtree(\"/srv\")'",
+    # through a symbolic link the command made: the link's target is emptied
+    "ln -s /srv build/h; rm -rf build/h/",
+    "ln -sf /srv build/h && rm -rf build/h/x",
+    "mkdir -p build/x; ln -s ../../src build/x/h; rm -rf build/x/h/",
+    "ln -s \"$D\" build/h; rm -rf build/h/",
+    # history moved or dropped by force
+    "git reset --keep HEAD~3",
+    "git checkout -B main HEAD~5",
+    "git checkout -qB main origin/main",
+    "git switch -C main HEAD~5",
+    "git switch --force-create main HEAD~5",
+    "git rebase --onto X Y",
+    "git branch -f main HEAD~3",
+    "git update-ref refs/heads/main HEAD~3",
+    "git reflog expire --expire=now --all && git gc --prune=now",
+    "git filter-branch --tree-filter 'rm x' HEAD",
+    "git filter-repo --path x --invert-paths",
+    "git push --force",
+    # SQL however it is fed, and WHERE conditions that hold for every row
+    "psql -f <(echo 'DROP TABLE users')",
+    "psql < <(echo 'DROP TABLE users')",
+    "sqlite3 db.sqlite '.read /dev/stdin' <<< 'DROP TABLE t'",
+    "echo 'DELETE FROM users' | psql",
+    "mysql -e 'DROP TABLE users'",
+    "psql -c 'DELETE FROM users WHERE 1=1'",
+    "psql -c 'DELETE FROM users WHERE true'",
+    "psql -c 'DELETE FROM users WHERE id=id'",
+    "psql -c \"DELETE FROM users WHERE 'a'='a'\"",
+    "psql -c \"UPDATE users SET pw='x' WHERE 1\"",
+    "psql -c 'DELETE FROM users WHERE id = 3 OR 1=1'",
+    "psql -c 'DELETE FROM users WHERE NOT (1=0)'",
+    "psql -c 'DELETE FROM users WHERE 2 > 1'",
+    "psql -c \"DELETE FROM users WHERE name LIKE '%'\"",
+    "psql -c 'DELETE FROM users WHERE (1=1)'",
+    "mysql -e 'DELETE FROM users WHERE 1 LIMIT 100000'",
+])
+def test_destruction_spelled_another_way_is_destructive(repo: Path, command: str) -> None:
+    assert "destructive" in primitives(command, repo)
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.pyc' -delete",
+    "find . \\( -name '*.pyc' -o -name '*.pyo' \\) -delete",
+    "find . -name '*.pyc' | xargs rm -f",
+    "find . -name '*.tmp' | xargs rm",
+    "find /srv -type f | grep keep | xargs rm -f",
+    "find /tmp -mtime +7 -exec rm -f {} +",
+    "find /srv -maxdepth 1 -type f -delete",
+    "find build -delete",
+    "find build -type f -delete",
+    "fd -e pyc | xargs rm",
+    "ls src/*.py | xargs rm",
+    "ls | xargs rm -f",
+    "rm -rf build dist",
+    "rm -rf build/",
+    "rm -f *.log",
+    "git clean -n",
+    "tar --remove-files -czf logs.tgz build",
+    "tar -czf backup.tgz src",
+    "zip -r -m /tmp/x.zip build",
+    "zip -r out.zip src",
+    "python3 -c 'import os\nfor r,d,f in os.walk(\".\"):\n  for x in f:\n"
+    "    if x.endswith(\".pyc\"): os.remove(os.path.join(r,x))'",
+    "python3 -c 'from pathlib import Path\n[p.unlink() for p in Path(\".\").rglob(\"*.pyc\")]'",
+    "python3 -c 'import os\nfor r,d,f in os.walk(\".\"): print(r)'",
+    "python3 -c 'import glob, os\nfor p in glob.glob(\"build/*.o\"): os.remove(p)'",
+    "ln -s /srv build/h; rm -rf build/h",
+    "ln -s build/out build/h; rm -rf build/h/",
+    "cp -r src build/h; rm -rf build/h/",
+    "git reset --soft HEAD~1",
+    "git reset HEAD src/app.py",
+    "git checkout -b feature",
+    "git switch -c feature",
+    "git rebase main",
+    "git rebase -i HEAD~3",
+    "git status",
+    "psql -f <(echo 'SELECT 1')",
+    "sqlite3 db.sqlite '.read /dev/stdin' <<< 'SELECT 1'",
+    "psql -c 'DELETE FROM users WHERE id=3'",
+    "psql -c 'DELETE FROM users WHERE (id=3)'",
+    "psql -c 'DELETE FROM users WHERE id = 3 AND 1=1'",
+    "psql -c \"DELETE FROM users WHERE name LIKE 'bob%'\"",
+    "psql -c 'DELETE FROM sessions WHERE expires_at < now()'",
+    "psql -c \"UPDATE users SET active = false WHERE last_login < '2020-01-01' RETURNING id\"",
+])
+def test_ordinary_look_alikes_stay_quiet(repo: Path, command: str) -> None:
+    assert "destructive" not in primitives(command, repo)
+
+
+def test_a_process_substitution_known_only_at_run_time_is_unknown(repo: Path) -> None:
+    assert "shell-unknown" in primitives("psql -f <(curl -s https://x/y.sql)", repo)
+
+
+def test_the_reason_names_the_tree_a_listing_deletes(repo: Path) -> None:
+    found = analyse_command("find /srv -type f | xargs rm -f", SHELL,
+                            is_protected=lambda _p: False, cwd=str(repo))
+    reason = next(a.reason for a in found if a.primitive == "destructive")
+    assert "/srv is the repository or outside it" in reason
