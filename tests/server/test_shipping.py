@@ -195,9 +195,9 @@ def test_server_killed_while_shipping_then_shipped_again(served: Served) -> None
     served.process = restarted.process
 
 
-def test_ingest_rate(served: Served) -> None:
-    """Ledger ingest >= 5,000 records/s (SQLite central copy; GOVERNANCE_INGEST_RECORDS=50000
-    for the figure in docs/team.md)."""
+def test_ingest_of_many_records(served: Served) -> None:
+    """Many records shipped in one run all arrive (SQLite central copy). The rate is printed;
+    it is measured, against its target of 5,000 records/s, by `just bench team`."""
     count = int(os.environ.get("GOVERNANCE_INGEST_RECORDS", "20000"))
     grow(served.project, count)
     central = Central(url(served), served.token)
@@ -208,13 +208,13 @@ def test_ingest_rate(served: Served) -> None:
     finally:
         central.close()
     print(f"ingest: {done.sent} records, {rate:,.0f} records/s")
-    assert done.stored >= count and rate >= 5_000
+    assert done.stored >= count
 
 
 def test_central_copy_in_the_team_database(project: Path, request: pytest.FixtureRequest
                                            ) -> None:
-    """With --database the central copy is the database's central_ledger rows (migration 0003);
-    ingest >= 5,000 records/s there too."""
+    """With --database the central copy is the database's central_ledger rows (migration 0003).
+    The rate is printed; `just bench team` measures it."""
     team = str(request.getfixturevalue("database"))   # skips, saying why, without PostgreSQL
     from governance.storage.central import PostgresCopy
     from tests.helpers import install
@@ -234,7 +234,6 @@ def test_central_copy_in_the_team_database(project: Path, request: pytest.Fixtur
             central.close()
         print(f"ingest (PostgreSQL): {done.sent} records, {rate:,.0f} records/s")
         assert PostgresCopy(team).lines(project_id(str(project))) == local_lines(project)
-        assert rate >= 5_000
         status, found = post(served, [rehash(local_lines(project)[4], tool="Edit")])
         assert status == 409 and found["seq"] == 5
     finally:

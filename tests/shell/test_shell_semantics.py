@@ -233,9 +233,9 @@ def test_echo_text_that_shells_decode_differently_is_the_command_or_unknown(
 def test_huge_printf_fields_are_not_written_out(command: str) -> None:
     import time
 
-    start = time.monotonic()
+    start = time.process_time()        # processor time: other work on the machine does not count
     acts = {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected)}
-    assert time.monotonic() - start < 2, command
+    assert time.process_time() - start < 2, command
     assert acts & {"destructive", "shell-unknown"}, (command, acts)
 
 
