@@ -232,6 +232,9 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
     return False
 
 
+_SIGNALLERS = ("kill", "pkill", "killall", "skill", "fuser")
+
+
 def _git_folder(an: Walk, fields: list[str | None]) -> None:
     """``git -C DIR`` (repeatable, each relative to the last) and ``--work-tree=DIR`` before the
     subcommand: the folder the command's paths are read from."""
@@ -256,6 +259,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
            depth: int = 0, cmd: Simple | None = None) -> None:
     shell = an.shell
     first = str(fields[0])
+    if base in _SIGNALLERS:                  # kill PID: governance's server among them?
+        from governance.shell import signals
+
+        signals.check(an, base, fields, raws, seg)
     if base in ("cd", "pushd"):
         an.change_dir(fields)
     elif base in _DECLARERS or base in ("set", "printf", "read"):
