@@ -262,7 +262,12 @@ class _Analysis:
                 self.commands(redir.body_subs, depth, outer)
         if cmd.words:
             risky = self.shell.get("risky_env", {})
+            commands = self.shell.get("command_env", {})
             for name, word in cmd.assigns:
+                if name in commands:           # GIT_EDITOR=CMD git commit: git runs CMD
+                    from governance.shell.embedded import env_value
+
+                    env_value(self, name, commands[name], self.expand_one(word.parts), seg, depth)
                 if name in risky:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
                 if name in _STARTUP:           # BASH_ENV=FILE bash -c ...: FILE runs first
@@ -290,6 +295,11 @@ class _Analysis:
                     loop(self, cmd.loop)
             for name, value in cmd.assigns:
                 parts = value.parts
+                if name in self.shell.get("command_env", {}):   # PAGER=CMD; ...; git log
+                    from governance.shell.embedded import env_value
+
+                    env_value(self, name, self.shell["command_env"][name], self.expand_one(parts),
+                              seg, depth)
                 if parts and parts[0][0] == "arr":   # a=(curl -s URL): the elements joined
                     from governance.shell.streams import array
 

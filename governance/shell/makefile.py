@@ -25,7 +25,7 @@ DEFAULTS = {"MAKE": "make", "CC": "cc", "CXX": "g++", "CPP": "cc -E", "RM": "rm 
             "AS": "as", "LD": "ld", "SHELL": "/bin/sh", "FC": "f77", "LEX": "lex", "YACC": "yacc",
             "INSTALL": "install", "MAKEFLAGS": "", "MFLAGS": "", "CURDIR": ""}
 _VALUED = ("-I", "--include-dir", "-l", "--load-average", "-o", "--old-file", "--assume-old",
-           "-W", "--what-if", "--new-file", "--assume-new", "--eval")
+           "-W", "--what-if", "--new-file", "--assume-new", "--eval", "-E")
 _MAX_TARGETS = 64
 
 
@@ -271,6 +271,22 @@ def _options(fields: list[str | None]) -> tuple[list[str | None], list[str | Non
 STDIN = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 
 
+def _evals(fields: list[str | None]) -> list[str | None]:
+    """The makefile text given with ``--eval TEXT``, ``--eval=TEXT``, ``-E TEXT``, ``-ETEXT``."""
+    out: list[str | None] = []
+    for k in range(1, len(fields)):
+        arg = fields[k]
+        if arg is None:
+            continue
+        if arg in ("--eval", "-E"):
+            out.append(fields[k + 1] if k + 1 < len(fields) else "")
+        elif arg.startswith("--eval="):
+            out.append(arg[7:])
+        elif arg.startswith("-E") and len(arg) > 2:
+            out.append(arg[2:])
+    return out
+
+
 def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int,
         stdin: str | None = None) -> None:
     """Analyse the recipes ``make`` runs (see the module's docstring)."""
@@ -286,6 +302,12 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int,
     makefile = Makefile()
     outer = dict(an.vars)
     include: list[str] = []
+    for text in _evals(fields):       # make --eval TEXT: read before the Makefiles
+        if text is None:
+            an.unknown(seg, f"{base} --eval reads makefile text known only at run time")
+            return
+        makefile.read(text, outer, include)
+    evaluated = list(makefile.rules)  # their recipes may run whatever the goal: all are read
     names = files or [n for n in NAMES if system.isfile(system.join(folder, n)) or
                        written(an, system.join(folder, n))][:1]
     for name in names:
@@ -320,6 +342,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int,
         run_text(an, command, None, f"{label}, read by {base}", seg, depth, folder)
     if not goals:
         goals = [makefile.vars.get(".DEFAULT_GOAL", "").strip() or makefile.first]
+    goals = [*goals, *(t for t in evaluated if t not in goals)]
     for target, lines in makefile.recipes_for(goals):
         run_text(an, "\n".join(lines), None, f"the recipe {target} of {label}", seg, depth,
                  folder)

@@ -32,6 +32,27 @@ def shebang_language(text: str) -> str | None:
     return language_of(name)
 
 
+def interpreter_argv(text: str, shells: dict[str, object]) -> list[str] | None:
+    """The words a ``#!`` line puts before a program run by its path when the interpreter is
+    neither a shell nor a language ``shell.inline`` reads (``#!/bin/rm -rf``: the kernel runs
+    ``/bin/rm -rf PATH ARGS``); None otherwise. The kernel passes the rest of the line after the
+    interpreter as one argument."""
+    if not text.startswith("#!"):
+        return None
+    line = text.split("\n", 1)[0][2:].strip()
+    interpreter, _, rest = line.partition(" ")
+    name = interpreter.rsplit("/", 1)[-1]
+    if not name:
+        return None
+    if name == "env":
+        words = [w for w in rest.split() if not w.startswith("-")]
+        name = words[0].rsplit("/", 1)[-1] if words else ""
+    if name in shells or language_of(name) is not None or name == "env":
+        return None
+    rest = rest.strip()
+    return [interpreter, rest] if rest else [interpreter]
+
+
 def program(an: Walk, text: str, language: str | None, seg: str, depth: int) -> None:
     """A program whose text is known: shell commands, or code (by ``language`` or its #! line)."""
     if language is None:
@@ -42,4 +63,4 @@ def program(an: Walk, text: str, language: str | None, seg: str, depth: int) -> 
         an.inline(language, text, seg, depth)
 
 
-__all__ = ["LANGUAGES", "language_of", "program", "shebang_language"]
+__all__ = ["LANGUAGES", "interpreter_argv", "language_of", "program", "shebang_language"]

@@ -22,7 +22,24 @@ if TYPE_CHECKING:
 
 GIT_COMMAND_KEYS = ("core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
                     "core.hookspath", "diff.external", "credential.helper", "gpg.program",
-                    "sequence.editor", "uploadpack.packobjectshook", "pager.")
+                    "sequence.editor", "uploadpack.packobjectshook", "pager.", "core.askpass",
+                    "core.gitproxy", "interactive.difffilter", "sendemail.tocmd",
+                    "sendemail.cccmd", "sendemail.headercmd", "sendemail.sendmailcmd")
+# SECTION.<name>.KEY settings whose value is a command git runs (filter.lfs.clean ...)
+GIT_NAMED_COMMAND_KEYS = frozenset((
+    ("filter", "clean"), ("filter", "smudge"), ("filter", "process"), ("diff", "textconv"),
+    ("diff", "command"), ("merge", "driver"), ("difftool", "cmd"), ("mergetool", "cmd"),
+    ("credential", "helper"), ("remote", "uploadpack"), ("remote", "receivepack"),
+    ("remote", "vcs"), ("gpg", "program"), ("browser", "cmd"), ("man", "cmd"),
+    ("sendemail", "tocmd"), ("sendemail", "cccmd"), ("sendemail", "headercmd"),
+    ("sendemail", "sendmailcmd")))
+
+
+def runs_command(key: str) -> bool:
+    """Whether a git setting (lower case) is a command git runs."""
+    return key.startswith(GIT_COMMAND_KEYS) or (
+        key.count(".") >= 2 and (key.split(".", 1)[0], key.rsplit(".", 1)[1])
+        in GIT_NAMED_COMMAND_KEYS)
 
 
 def git_config(an: Walk, fields: list[str | None], seg: str,
@@ -54,7 +71,7 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         key = key.lower()
         if arg == "--config-env" or (arg or "").startswith("--config-env"):
             value = ""  # the value comes from an environment variable: unknown
-            if key.startswith("alias.") or key.startswith(GIT_COMMAND_KEYS):
+            if key.startswith("alias.") or runs_command(key):
                 an.unknown(seg, f"git {key} is set from an environment variable")
             continue
         if key.startswith("alias."):
@@ -62,7 +79,7 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         elif key == "core.hookspath":          # a folder: the hooks in it run (shell.gitfiles)
             an.add("code-exec", seg, "git -c core.hooksPath runs the hooks of another folder")
             an.vars["git-core.hookspath"] = value
-        elif key.startswith(GIT_COMMAND_KEYS) and value:
+        elif runs_command(key) and value:
             an.add("code-exec", seg, f"git -c {key} runs a command")
             an.script(value.lstrip("!"), depth + 1, seg)
     if i >= len(fields):

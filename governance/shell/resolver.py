@@ -56,7 +56,15 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 first = str(fields[0])
                 base = first.rsplit("/", 1)[-1]
         if "/" in first and an.files and an.wrote(first):   # written by this command: its text
-            from governance.shell import script  # is what runs, whatever its name
+            from governance.shell.program import interpreter_argv  # is what runs
+
+            text = an.file_text(first)
+            head = interpreter_argv(text, shell.get("shells", {})) if text else None
+            if head is not None:      # #!/bin/rm -rf: the kernel runs `/bin/rm -rf FILE ARGS`
+                fields, raws = [*head, *fields], [*head, *raws]
+                globs = [False] * len(head) + globs
+                continue
+            from governance.shell import script
 
             script.script_file(an, base, first, raws[0], seg, depth)
             return
@@ -269,6 +277,14 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell.programs import definitions
 
         definitions(an, base, fields, cmd)
+        commands = shell.get("command_env") or {}
+        if base in _DECLARERS and commands:      # export GIT_EDITOR=CMD; git commit
+            for raw in raws[1:]:
+                var = raw.split("=", 1)[0]
+                if "=" in raw and var in commands:
+                    from governance.shell.embedded import env_value
+
+                    env_value(an, var, commands[var], an.vars.get(var), seg, depth)
     elif base in AWKS:
         _awk(an, base, fields, raws, seg, depth)
         return
@@ -300,6 +316,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                     an.prose.append(raw)
                 if value == "-" and cmd is not None:
                     an.prose.extend(r.body for r in cmd.redirs if r.body)
+        if spec.get("command_options"):     # vim -c '!CMD', tar --to-command=CMD, git difftool -x
+            from governance.shell.embedded import options
+
+            options(an, base, spec["command_options"], argv, seg, depth)
         quiet = harmless_flag(argv, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
         if quiet is not None:
             an.add("shell-read", seg, f"{base} {quiet} only prints")
@@ -309,12 +329,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             return
         if spec.get("code"):
             _code(an, spec["code"], base, fields, seg, depth)   # rails runner CODE
-        for option, prefix in spec.get("command_options", {}).items():
-            for value, _raw in argv.values.get(option, ()):   # vim -c '!CMD', gdb -ex 'shell CMD'
-                if value is None:
-                    an.unknown(seg, f"{base} {option} runs a command known only at run time")
-                elif value.startswith(prefix):
-                    an.script(value[len(prefix):], depth + 1, seg)
+        if spec.get("input_forms") and cmd is not None:   # ed FILE <<< '!CMD'
+            from governance.shell.embedded import input_text
+
+            input_text(an, base, spec["input_forms"], cmd, seg, depth)
         if spec.get("program") and cmd is not None and not argv.values.get("-f"):
             from governance.shell import script
 

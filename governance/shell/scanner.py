@@ -299,6 +299,9 @@ def _awk(out: list[Finding], text: str, lits: list[str | None]) -> None:
                     file(out, "write", value, "the awk program writes to a file")
                 elif not (value or "").startswith("/inet"):
                     run_cmd(out, value, "the awk program pipes its output to a command")
+                    if value is not None and _shell_reader(value):   # print "CMD" | "sh"
+                        run_cmd(out, _value(statement[:j], lits),
+                                "the awk program prints commands to a shell")
                 break
     if any(v and "/inet" in v for v in lits):
         out.append(Finding("web-fetch", "the awk program opens a network connection (/inet)"))
@@ -433,6 +436,16 @@ def _item(raw: str, lits: list[str | None]) -> Item:
         s = "[" + s[2:-1] + "]"
     return [_value(p, lits) for p in s[1:-1].split(",") if p.strip()] if s[:1] == "[" and s[-1:] == "]" \
         else _value(s, lits)
+
+
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"))
+
+
+def _shell_reader(command: str) -> bool:
+    """Whether a command reads a shell script on its input (``sh``, ``/bin/bash -s``)."""
+    words = command.split()
+    return bool(words) and words[0].rsplit("/", 1)[-1] in _SHELLS and all(
+        w in ("-s", "-", "sh", "-e", "-x", "-ex", "-xe") for w in words[1:])
 
 
 def _value(raw: str, lits: list[str | None]) -> str | None:

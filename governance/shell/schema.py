@@ -133,7 +133,13 @@ class CommandModel(_Strict):
     schedule: bool = False
     recipes: list[str] = []
     harmless: list[str] = []
-    command_options: dict[str, str] = {}
+    # options whose value may be a command the program runs: option (or "SUB OPTION", "+" for
+    # `vim +CMD`, "*" for every argument) -> forms (governance.shell.embedded): "" a shell
+    # line, "PREFIX" a shell line after PREFIX, "PREFIX@LANGUAGE" code, "@ssh" an ssh option,
+    # "@ex" editor commands
+    command_options: dict[str, str | list[str]] = {}
+    # what the program reads on standard input, read by these forms (ed's commands: ["@ex"])
+    input_forms: list[str] = []
     # subcommands whose next argument (or the value of the option named after a space) is code
     # in a language shell.inline reads: {runner: ruby} (rails runner CODE), {shell -c: python}
     code: dict[str, Literal["python", "node", "perl", "ruby", "php", "lua", "r", "julia",
@@ -179,6 +185,11 @@ class WrapperModel(_Strict):
     fanout: Literal["", "xargs", "parallel"] = ""
     # options whose value is the folder the wrapped command runs in (env -C DIR)
     chdir: list[str] = []
+    # options whose value may be a command it runs (ssh -o ProxyCommand=CMD): as for commands
+    command_options: dict[str, str | list[str]] = {}
+    # options whose value is the program it runs with the arguments after `--`
+    # (start-stop-daemon --exec PROG -- ARGS); a later one wins
+    program_options: list[str] = []
 
 
 class OutputModel(_Strict):
@@ -273,6 +284,9 @@ class ShellModel(_Strict):
     protected_probes: list[str] = []
     unknown_destructive_markers: list[str] = []
     risky_env: list[str] = []
+    # variables whose value a program runs as a command: name -> "" (a shell line) or "|"
+    # (less's `|CMD %s`) (governance.shell.embedded)
+    command_env: dict[str, Literal["", "|"]] = {}
     local_hosts: list[str] = []
     build_folders: list[str] = []
     block_devices: list[str] = []          # names under /dev/ that are disks (globs)
@@ -435,7 +449,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         for pattern in command.patterns:     # an option that names a target takes a value
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
         with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
-                          if o not in with_value)
+                          if o not in with_value and " " not in o and o not in ("+", "*"))
         if command.queries:
             with_value.update((o, 1) for o in [*command.queries.code, *command.queries.files]
                               if o not in with_value)
@@ -452,7 +466,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                           "program": command.program, "schedule": command.schedule,
                           "harmless": list(command.harmless),
                           "recipes": list(command.recipes),
-                          "command_options": dict(command.command_options),
+                          "command_options": _forms(command.command_options),
+                          "input_forms": list(command.input_forms),
                           "code": dict(command.code),
                           "replace": command.replace}
         if command.options:
@@ -489,6 +504,10 @@ def _compile(model: ShellModel) -> dict[str, Any]:
             "string_argv": wrapper.string_argv,
             "chdir": _flags(wrapper.chdir),
         }
+        if wrapper.program_options:
+            entry["program_options"] = _flags(wrapper.program_options)
+        if wrapper.command_options:
+            entry["command_options"] = _forms(wrapper.command_options)
         if wrapper.fanout:
             entry["fanout"] = wrapper.fanout
         if wrapper.only_options is not None:
@@ -508,6 +527,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "protected_probes": list(model.protected_probes),
         "unknown_destructive_markers": list(model.unknown_destructive_markers),
         "risky_env": _flags(model.risky_env),
+        "command_env": dict(model.command_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
         "build_folders": list(model.build_folders),
         "block_devices": list(model.block_devices),
@@ -542,6 +562,12 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                         "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()}},
         "primitives": sorted(primitives),
     }
+
+
+def _forms(options: dict[str, str | list[str]]) -> dict[str, list[str]]:
+    """``command_options`` with each option's forms as a list."""
+    return {option: [forms] if isinstance(forms, str) else list(forms)
+            for option, forms in options.items()}
 
 
 def _by_program(commands: dict[str, str]) -> dict[str, dict[str, str]]:

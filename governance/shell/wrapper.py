@@ -58,6 +58,9 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         else:
             runs.parallel(an, spec, fields, cmd, seg, depth)
         return None
+    if spec.get("program_options"):      # start-stop-daemon --exec PROG -- ARGS
+        _program(an, spec, base, fields, raws, cmd, seg, depth)
+        return None
     i = 1
     n = len(fields)
     after = spec.get("after")
@@ -118,6 +121,13 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 an.add("shell-read", seg, f"{base} {arg} only looks a command up or prints")
                 return None
             seen.append(arg)
+            commands = spec.get("command_options")
+            if commands and (arg in commands or (arg[:2] in commands and arg[1:2] != "-")):
+                from governance.shell.embedded import option_value  # ssh -o ProxyCommand=CMD
+
+                option = arg if arg in commands else arg[:2]
+                value = (fields[i + 1] if i + 1 < n else "") if arg in commands else arg[2:]
+                option_value(an, base, option, commands[option], value, seg, depth)
             width = int(with_value.get(arg, 0))
             if not width and arg[1:2] != "-" and len(arg) > 2 and "-" + arg[-1] in with_value \
                     and not any("-" + c in with_value for c in arg[1:-1]):
@@ -131,6 +141,11 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
             i += 1 + width
             continue
         if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
+            name, _, value = arg.partition("=")
+            if name in an.shell.get("command_env", {}):   # env GIT_EDITOR=CMD git commit
+                from governance.shell.embedded import env_value
+
+                env_value(an, name, an.shell["command_env"][name], value, seg, depth)
             i += 1
             continue
         if skip:
@@ -269,3 +284,35 @@ def _with_rest(spec: dict[str, Any], text: str | None, raw: str, fields: list[st
     if any(f is None for f in fields[rest:]):
         return None, raw             # a remaining argument known only at run time
     return " ".join([text, *raws[rest:]]), " ".join([raw, *raws[rest:]])
+
+
+def _program(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
+             raws: list[str], cmd: Simple | None, seg: str, depth: int) -> None:
+    """A wrapper that names the program it runs with an option (``program_options``) and
+    passes it the arguments after ``--``; a query option or none of them runs nothing."""
+    program: tuple[str | None, str] | None = None
+    options = spec["program_options"]
+    with_value = spec.get("with_value", {})
+    k, n = 1, len(fields)
+    while k < n and fields[k] != "--":
+        arg = fields[k]
+        if arg is not None and arg in options:
+            program = (fields[k + 1], raws[k + 1]) if k + 1 < n else None
+            k += 2
+            continue
+        name, eq, value = (arg or "").partition("=")
+        if eq and name in options:
+            program = (value, raws[k])
+        elif arg is not None and (arg in spec.get("query_flags", {}) or
+                                  arg in an.shell.get("harmless_flags", ())):
+            an.add("shell-read", seg, f"{base} {arg} runs nothing")
+            return
+        k += 2 if arg in with_value else 1
+    if program is None:
+        an.add("shell-read", seg, f"{base} is given no program to run")
+        return
+    _act(an, spec, seg, True)
+    rest = fields[k + 1:] if k < n else []
+    words, texts = [program[0], *rest], [program[1], *raws[k + 1:]]
+    an.resolve(words, [False] * len(words), texts, cmd, seg, depth) if cmd is not None else \
+        an.unknown(seg, f"{base} runs a program")

@@ -1,0 +1,174 @@
+"""Command lines held in another program's option values and environment variables.
+
+A program may run text it is given as a shell command line or as code: ``tar --to-command=CMD``,
+``rsync -e CMD``, ``ssh -o ProxyCommand=CMD``, ``vim -c ':!CMD'``, ``gdb -ex 'shell CMD'``,
+``GIT_EDITOR=CMD git commit``, ``LESSOPEN='|CMD %s' less f``. The option tables
+(``commands.NAME.command_options`` and ``wrappers.NAME.command_options``) and the variable table
+(``shell.command_env``) say how the value is read; this module reads it and analyses what runs, at
+one more level of depth, as ``bash -c`` strings are. A value known only at run time is unknown.
+
+Forms (one string each, several per option allowed):
+
+- ``""``: the whole value is a shell command line;
+- ``"PREFIX"``: a value that starts with PREFIX runs the rest as a shell command line (``"!"``,
+  ``"shell "``, ``"exec="``); other values run nothing;
+- ``"PREFIX@LANGUAGE"``: a value that starts with PREFIX runs the rest as inline code of LANGUAGE
+  (``"@python"``: the whole value is Python; ``"python @python"``: gdb's ``python CODE``);
+- ``"@ssh"``: an ssh option (``Key=Value`` or ``Key Value``, the key in any case) whose key is
+  one that runs a command (``ProxyCommand``, ``LocalCommand``, ``KnownHostsCommand``,
+  ``RemoteCommand``);
+- ``"@ex"``: Vim/ex/ed commands (``shell.editor``): ``!CMD``, ``r !CMD``, ``w !CMD``,
+  ``call system(...)``, ``py3 CODE`` ...;
+- ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
+
+Imported only when such an option or variable appears (hot path: no imports at load time).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from governance.shell.parser import Simple
+    from governance.shell.rules import Argv
+    from governance.shell.walk import Walk
+
+_SSH_KEYS = ("proxycommand", "localcommand", "knownhostscommand", "remotecommand")
+_FILE = "$__file"    # stands for the file name a program appends to the command it runs
+
+
+def option_value(an: Walk, base: str, option: str, forms: list[str], value: str | None,
+                 seg: str, depth: int) -> None:
+    """The value of an option that may hold a command (``forms``: see the module)."""
+    if value is None:
+        if any(not f or f.startswith("@") or f.endswith("@python") for f in forms) or \
+                forms == ["|"]:
+            an.unknown(seg, f"{base} {option} runs a command known only at run time")
+        else:
+            an.unknown(seg, f"{base} {option} may run a command known only at run time")
+        return
+    for form in forms:
+        if _read(an, f"{base} {option}", form, value, seg, depth):
+            return
+
+
+def env_value(an: Walk, name: str, form: str, value: str | None, seg: str, depth: int) -> None:
+    """A variable whose value a program runs as a command (``shell.command_env``)."""
+    if value is None:
+        an.unknown(seg, f"{name} holds a command known only at run time, which a program runs")
+        return
+    if not value.strip():
+        return
+    if form == "|":          # LESSOPEN='|CMD %s', '||CMD %s', '|-CMD %s'
+        if not value.startswith("|"):
+            return
+        value = value.lstrip("|").lstrip("-")
+    _read(an, name, "", value.replace("%s", _FILE), seg, depth)
+
+
+def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> bool:
+    """Analyse ``value`` by one form; whether the form applied."""
+    if form == "@ssh":
+        key, rest = _ssh_option(value)
+        if key in _SSH_KEYS and rest and rest.lower() != "none":
+            an.script(rest, depth + 1, seg)
+            return True
+        return False
+    if form == "@ex":
+        from governance.shell.editor import ex_commands
+
+        found = False
+        for kind, text in ex_commands(value):
+            found = True
+            _run(an, what, kind, text, seg, depth)
+        return found
+    prefix, at, language = form.rpartition("@") if "@" in form else (form, "", "")
+    if not value.startswith(prefix):
+        return False
+    _run(an, what, language if at else "sh", value[len(prefix):], seg, depth)
+    return True
+
+
+def _run(an: Walk, what: str, kind: str, text: str, seg: str, depth: int) -> None:
+    if kind == "sh":
+        if text.strip():
+            an.script(text, depth + 1, seg)
+    elif kind == "unknown":
+        an.unknown(seg, f"{what}: {text}")
+    else:
+        an.inline(kind, text, seg, depth)
+
+
+def _ssh_option(value: str) -> tuple[str, str]:
+    """``ProxyCommand=CMD``, ``ProxyCommand CMD``, ``proxycommand = CMD``: the key (lower case)
+    and the value, as ssh reads a ``-o`` option."""
+    text = value.strip()
+    end = 0
+    while end < len(text) and text[end] not in " \t=":
+        end += 1
+    rest = text[end:].lstrip(" \t")
+    if rest.startswith("="):
+        rest = rest[1:].lstrip(" \t")
+    return text[:end].lower(), rest
+
+
+def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: str,
+            depth: int) -> None:
+    """The options of one command that may hold a command (``commands.NAME.command_options``):
+    ``OPTION``, ``SUB OPTION`` (only after that subcommand), ``+`` (``vim +CMD``: arguments
+    that start with ``+``) or ``*`` (every argument). A long option may be abbreviated as GNU
+    programs allow."""
+    sub = argv.positionals[0][0] if argv.positionals else None
+    given = [name for name in argv.values if name.startswith("--") and len(name) >= 5]
+    opaque = [raw.replace('"', "").replace("'", "").split("=", 1)[0]   # --to-command="$X"
+              for value, raw in argv.positionals if value is None and "=" in raw]
+    code: dict[str, list[str]] = {}      # timeit -s SETUP STATEMENT: one program
+    for key, forms in table.items():
+        head, _, option = key.rpartition(" ")
+        if head and head != sub:
+            continue
+        values: list[tuple[str | None, str]]
+        if option == "+":
+            values = [(v if v is None else v[1:], r) for v, r in argv.positionals
+                      if (v or r.lstrip("'\"")).startswith("+")]
+        elif option == "*":                      # python -m timeit STATEMENT ...
+            values = list(argv.positionals)
+        else:
+            values = list(argv.values.get(option, ()))
+            if option.startswith("--"):          # tar --to-com=CMD: an abbreviation
+                for name in given:
+                    if name != option and option.startswith(name) and name not in table:
+                        values.extend(argv.values[name])
+            if option.startswith("-") and any(option.startswith(o) and len(o) >= 2 + (
+                    o[:2] == "--") * 3 for o in opaque):
+                values.append((None, option))
+        for value, _raw in values:
+            language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
+                forms[0] not in ("@ssh", "@ex") else ""
+            if language and value is not None:
+                code.setdefault(language, []).append(value)
+            else:
+                option_value(an, base, option, forms, value, seg, depth)
+    for language, pieces in code.items():
+        an.inline(language, "\n".join(pieces), seg, depth)
+
+
+def input_text(an: Walk, base: str, forms: list[str], cmd: Simple, seg: str,
+               depth: int) -> None:
+    """What a program reads on standard input as commands (``ed FILE <<< '!CMD'``): a literal
+    text is read by the forms, one produced at run time is unknown."""
+    kind, text = an.stdin_text(cmd)
+    if kind == "literal" and text is not None:
+        for form in forms:
+            _read(an, base, form, text, seg, depth)
+    elif kind == "opaque":
+        an.unknown(seg, f"{base} reads commands from its input, known only at run time")
+    elif kind == "file" and text is not None:
+        from governance.shell.source import path_of, text_of
+
+        path = path_of(an, text)
+        read = text_of(an, base, path, text, seg) if path is not None else None
+        if read is None:
+            an.unknown(seg, f"{base} reads commands from {text}, which cannot be read")
+        else:
+            for form in forms:
+                _read(an, base, form, read, seg, depth)
