@@ -122,6 +122,32 @@ def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
         _files_under(system.join(path, name), pattern, found, budget, depth + 1)
 
 
+def _paths_under(path: str, pattern: str | None, found: list[str], budget: list[int],
+                 depth: int = 0) -> None:
+    """Append ``path`` when it is a file, or the files below it when it is a folder (only those
+    whose path matches ``pattern``, compared without regard to case, when given)."""
+    if budget[0] <= 0:
+        return
+    try:
+        info = system.lstat(path)
+    except (OSError, ValueError):
+        return
+    budget[0] -= 1
+    kind = info.st_mode & 0o170000
+    if kind != 0o040000:
+        if pattern is None or _match(path.lower(), pattern.lower()):
+            found.append(path)
+        return
+    if depth >= _MAX_DEPTH:
+        return
+    try:
+        names = sorted(system.listdir(path))
+    except OSError:
+        return
+    for name in names:
+        _paths_under(system.join(path, name), pattern, found, budget, depth + 1)
+
+
 def _layers(cells: dict[str, Any], org_file: str) -> dict[str, Any]:
     """The organisation's cell and the lower layers' for one primitive in one state, and which
     holds (for the ledger and ``governance explain``)."""
@@ -164,6 +190,12 @@ class PathGuard:
 
     def exec_config(self, path: str) -> bool:
         return self.layer.is_exec_config(path, self.base)
+
+    def protected_files(self, folder: str) -> list[str]:
+        """The protected files that exist at or below ``folder`` (the ``protected_paths``
+        places, not the installation), absolute, at most ``_MAX_PROTECTED_FILES``: what a
+        command that acts on every file it finds below ``folder`` may reach."""
+        return self.layer.protected_files(folder, self.base)
 
     def secret_path(self, path: str) -> str | None:
         """The ``secrets.paths`` pattern ``path`` matches (a secret file, or a folder whose
@@ -660,6 +692,27 @@ class GovernanceLayer:
         if found is None:
             found = self._inodes = self._protected_inodes()
         return (info.st_dev, info.st_ino) in found
+
+    def protected_files(self, folder: str, cwd: str | None = None) -> list[str]:
+        """``PathGuard.protected_files``."""
+        top = system.realpath(system.join(cwd or self.project_dir, system.expanduser(folder)))
+        inside = top.rstrip(system.sep) + system.sep
+        found: list[str] = []
+        budget = [_MAX_PROTECTED_FILES]
+        for place in self.protected_places()[:len(self.matrix["protected"])]:
+            cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
+                       if k >= 0), default=-1)
+            literal = system.realpath(place if cut < 0 else
+                                      place[:cut].rsplit(system.sep, 1)[0] or system.sep)
+            if literal == top or literal.startswith(inside):
+                start = literal
+            elif top.startswith(literal.rstrip(system.sep) + system.sep):
+                start = top
+            else:
+                continue
+            pattern = None if cut < 0 else system.realpath(place[:cut]) + place[cut:]
+            _paths_under(start, pattern, found, budget)
+        return list(dict.fromkeys(found))
 
     def _protected_inodes(self) -> set[tuple[int, int]]:
         """(device, inode) of every existing protected file (``protected_paths``; our

@@ -8,6 +8,7 @@ Imported by ``shell.resolver`` when such a command appears. The spec of each wra
 
 from __future__ import annotations
 
+from governance import system
 from governance.shell.script import string
 
 TYPE_CHECKING = False
@@ -220,6 +221,9 @@ def _attached(arg: str, options: dict[str, Any]) -> str | None:
     return None
 
 
+_ACTING = ("-delete", "-exec", "-execdir", "-ok", "-okdir")
+
+
 def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
           raws: list[str], cmd: Simple, seg: str, depth: int) -> None:
     """``find``: its own tests and actions, plus the commands its ``-exec`` actions run."""
@@ -232,12 +236,15 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
 
     roots = find_roots(fields, raws)
     root = roots[0][0]
-    named = next((fields[k + 1] for k in range(1, n - 1)
+    named = next((fields[k + 1] for k in range(1, n - 1)      # (-path P -prune: not visited)
                   if fields[k] in ("-name", "-iname", "-path") and fields[k + 1]
-                  and not any(c in str(fields[k + 1]) for c in "*?[")), None)
+                  and not any(c in str(fields[k + 1]) for c in "*?[")
+                  and (k + 2 >= n or fields[k + 2] != "-prune")), None)
     found = f"{str(root).rstrip('/')}/{named or '*'}"   # what {} stands for: a file under root
     # no test narrows what it finds (-type f does not): the actions run on every file of the tree
     everything = find_everything(fields)
+    # the protected files an action may reach (find . -name seal.json -delete), as find names them
+    reached = _protected_found(an, fields, roots)
     while i < n:
         arg = fields[i]
         if arg in execs:
@@ -251,6 +258,10 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
                 mark = len(an.acts)
                 an.resolve(run, globs[i + 1:j], [r.replace("{}", found) for r in raws[i + 1:j]],
                            cmd, seg, depth)
+                for path in reached:          # each protected file it reaches, as {}
+                    an.resolve([f.replace("{}", path) if f is not None else None
+                                for f in fields[i + 1:j]], globs[i + 1:j],
+                               [r.replace("{}", path) for r in raws[i + 1:j]], cmd, seg, depth)
                 if everything and arg in ("-exec", "-execdir") and any(   # -ok asks each time
                         a.primitive == "file-delete" for a in an.acts[mark:]):
                     # every file of the tree: decided as the recursive delete it amounts to
@@ -264,6 +275,23 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
     an.plain(str(fields[0]).rsplit("/", 1)[-1], own, own_raws, seg)
     if everything and "-delete" in own:        # find /srv -delete: rm -r /srv
         delete(an, roots, cmd, seg, depth)
+    if "-delete" in own:
+        for path in reached:
+            an.target(path, path, seg, "file-delete", f"find -delete deletes {path}")
+
+
+def _protected_found(an: Walk, fields: list[str | None],
+                     roots: list[tuple[str | None, str]]) -> list[str]:
+    """The protected files a find's acting primary may reach (``shell.selection``); none when
+    it has no such primary or the path check cannot list files (the analysis alone)."""
+    listing = getattr(an.check, "protected_files", None)
+    base = getattr(an.check, "base", None)
+    if listing is None or base is None or not any(f in _ACTING for f in fields):
+        return []
+    from governance.shell.selection import acted_on
+
+    folder = str(base) if not an.cwd else system.join(str(base), system.expanduser(an.cwd))
+    return acted_on(fields, roots, folder, listing)
 
 
 def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> None:

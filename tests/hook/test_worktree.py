@@ -74,7 +74,7 @@ def test_a_commit_with_other_settings_is_governance_admin(repo: Path, command: s
 @pytest.mark.parametrize("command", [
     "git checkout feature", "git switch feature", "git checkout -b topic", "git switch -c t2",
     "git merge feature", "git rebase feature", "git cherry-pick feature", "git checkout -",
-    "git reset --keep HEAD", "git stash", "git checkout src/app.py", "git log loose",
+    "git stash", "git checkout src/app.py", "git log loose",
     "git diff loose", "git checkout no-such-branch",
 ])
 def test_switches_that_leave_governance_alone_stay_quiet(repo: Path, command: str) -> None:
@@ -99,3 +99,35 @@ def test_discarding_a_local_change_to_the_settings_is_governance_admin(repo: Pat
         assert denied(repo, command), command
     git(repo, "stash", "-q")                                  # what the attack does
     assert settings.read_text() == before
+
+
+# --- find: the protected files its actions reach -------------------------------------------------
+@pytest.mark.parametrize("command", [
+    "find . -name seal.json -delete", "find . -name seal.json -exec rm {} +",
+    "find . -iname 'SETTINGS.JSON' -exec cp /tmp/x {} \\;",
+    "find . -path ./.claude -prune -o -name '*.json' -delete",     # -delete turns -prune off
+    "find .claude -type f -exec sed -i s/a/b/ {} +", "find . -name '*.json' -newer x -delete",
+    "cd src && find .. -name 'settings*' -execdir rm {} \\;",
+])
+def test_find_actions_that_reach_a_protected_file_are_governance_admin(repo: Path,
+                                                                       command: str) -> None:
+    assert denied(repo, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.pyc' -delete", "find . -name '*.json' -exec cat {} +",
+    "find src -name '*.json' -delete", "find . -path ./.claude -prune -o -name '*.json' -print",
+    "find . -path ./.claude -prune -o -name '*.tmp' -exec rm {} +",
+    "find . -name seal.json -print", "find . -maxdepth 1 -name '*.json' -delete",
+])
+def test_find_actions_that_reach_none_stay_quiet(repo: Path, command: str) -> None:
+    answer = pre(repo, "Bash", {"command": command})
+    assert "governance-admin" not in last_primitives(repo), command
+    assert decision(answer) != "deny", command
+
+
+def test_the_find_would_have_deleted_the_seal(repo: Path) -> None:
+    seal = repo / ".claude" / "governance" / "seal.json"
+    assert seal.exists() and denied(repo, "find . -name seal.json -delete")
+    subprocess.run(["find", ".", "-name", "seal.json", "-delete"], cwd=repo, check=True)
+    assert not seal.exists()                                 # what the attack does
