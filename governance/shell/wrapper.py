@@ -82,7 +82,8 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         arg = fields[i]
         if arg is None:
             head = raws[i].split("=", 1)[0]
-            if spec.get("assignments") and "=" in raws[i] and head.isidentifier():
+            if spec.get("assignments") and "=" in raws[i] and _variable(head):
+                _assigned(an, head, None, raws[i], seg, depth)
                 i += 1
                 continue
             if skip:                      # ssh "$HOST" CMD: the host may be unknown
@@ -130,7 +131,8 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 _enter(an, chdir, arg, fields[i + 1] if i + 1 < n else None)
             i += 1 + width
             continue
-        if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
+        if spec.get("assignments") and "=" in arg and _variable(arg.split("=", 1)[0]):
+            _assigned(an, arg.split("=", 1)[0], arg.split("=", 1)[1], raws[i], seg, depth)
             i += 1
             continue
         if skip:
@@ -274,3 +276,18 @@ def _with_rest(spec: dict[str, Any], text: str | None, raw: str, fields: list[st
     if any(f is None for f in fields[rest:]):
         return None, raw             # a remaining argument known only at run time
     return " ".join([text, *raws[rest:]]), " ".join([raw, *raws[rest:]])
+
+
+def _variable(name: str) -> bool:
+    """A name ``env NAME=VALUE`` gives a value: an identifier, or ``BASH_FUNC_f%%`` (a function
+    the bash it starts imports)."""
+    return name.isidentifier() or (name.startswith("BASH_FUNC_") and name.endswith(("%%", "()")))
+
+
+def _assigned(an: Walk, name: str, value: str | None, raw: str, seg: str, depth: int) -> None:
+    """``env PS1=... bash -i``, ``env 'BASH_FUNC_ls%%=() { ...; }' bash -c ls``: what bash
+    will run of the variable (``shell.evaluated``)."""
+    from governance.shell import evaluated
+
+    if evaluated.hooked(name):
+        evaluated.hook(an, name, value, raw.split("=", 1)[-1], seg, depth)
