@@ -269,6 +269,11 @@ class _Analysis:
                 self.nested(redir.target.parts, depth, outer, seg)
             if redir.body_subs:
                 self.commands(redir.body_subs, depth, outer)
+            if redir.expands and redir.body is not None and ("$((" in redir.body or "${" in
+                                                             redir.body or "$[" in redir.body):
+                from governance.shell.evaluated import heredoc
+
+                heredoc(self, redir.body, seg, depth)   # cat <<EOF ... $((x)) ... EOF
         if cmd.words:
             risky = self.shell.get("risky_env", {})
             for name, word in cmd.assigns:

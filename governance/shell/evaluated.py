@@ -148,6 +148,12 @@ def _numeric(an: Walk, subs: list[Simple]) -> bool:
         return False
     if head in _COUNTERS or head in _SILENT:
         return True
+    from governance.shell.rules import known_name, lookup_name, name_forms
+
+    if head and "/" not in (fields[0] or "/") and not known_name(an.shell, head) and \
+            lookup_name(name_forms(head), an.shell.get("read_only", {})) is None and \
+            head not in ("cat", "echo", "printf"):
+        return True          # a program governance does not know is reported as such already
     if head == "grep" and any(f is not None and (f == "--count" or (
             f[:1] == "-" and f[1:2] != "-" and "c" in f)) for f in fields[1:]):
         return True
@@ -415,6 +421,9 @@ def _options(an: Walk, base: str, args: list[str | None], words: list[str], seg:
         names = names[:1] or [("MAPFILE", "MAPFILE")]
     for field, raw in names:
         name_field(an, field, raw, seg, depth)
+        if base == "read" and field in an.integers and field in an.runtime:
+            an.unknown(seg, f"read gives {field}, declared -i, text read at run time, which bash "
+                            "evaluates as arithmetic")
         if base in ("mapfile", "readarray") and field is not None:
             an.vars[field] = None
             an.runtime.add(field)
@@ -445,3 +454,14 @@ def table_entry(an: Walk, table: str, head: str, parts: list[Any], seg: str) -> 
             names.hashed[entry] = None if value is None else follow(an, value)
         else:
             names.aliases[entry] = value
+
+
+def heredoc(an: Walk, body: str, seg: str, depth: int) -> None:
+    """An unquoted here-document's arithmetic and ``${...}`` (its command substitutions are
+    read with the command)."""
+    parts = _parts(an, body, seg)
+    for kind, value, _quoted, _subs in parts or ():
+        if kind == "arith":
+            arithmetic(an, value, seg, depth)
+        elif kind == "param":
+            param(an, value, seg, depth)

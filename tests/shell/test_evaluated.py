@@ -78,6 +78,16 @@ def test_text_read_at_run_time_that_bash_evaluates_is_unknown(context: str, sour
     "complete -C 'rm -rf /srv' ls",
     "compgen -C 'rm -rf /srv' x",
     "mapfile -C 'rm -rf /srv' -c 1 lines < f",
+    "x='a[$(rm -rf /srv)]'; cat <<EOF\n$((x))\nEOF",
+    "export x='a[$(rm -rf /srv)]'; bash -c 'echo $((x))'",
+    "x='a[$(rm -rf /srv)]'; eval 'echo $((x))'",
+    "x='a[$(rm -rf /srv)]'; case $((x)) in 1) :;; esac",
+    "x='a[$(rm -rf /srv)]'; echo ${#a[x]} ${arr[x]:-none}",
+    "printf -v x '%s' 'a[$(rm -rf /srv)]'; echo $((x))",
+    "read x <<< 'a[$(rm -rf /srv)]'; echo $((x))",
+    "x='a[$(rm -rf /srv)]'; [[ $x == 1 || $x -ne 2 ]]",
+    "y='a[$(rm -rf /srv)]'; x=y; echo $((x))",
+    "for x in 1 'a[$(rm -rf /srv)]'; do echo $((x)); done",
 ])
 def test_code_bash_runs_from_variables_and_hooks_is_read(command: str) -> None:
     assert "destructive" in primitives(command), command
@@ -92,6 +102,8 @@ def test_code_bash_runs_from_variables_and_hooks_is_read(command: str) -> None:
     "read p; PS1=$p bash -i",
     "read c; PROMPT_COMMAND=$c bash -i",
     "echo $(( $(curl -s https://h.example/n) + 1 ))",
+    "declare -i n; read n < f",
+    "while read -r a b; do total=$((total + b)); done < data.txt",
 ])
 def test_startup_text_and_prompts_known_only_at_run_time_are_unknown(command: str) -> None:
     assert "shell-unknown" in primitives(command), command
