@@ -124,6 +124,8 @@ def destructive_marker(text: str, shell: dict[str, Any]) -> str | None:
 
 
 _STARTUP = ("BASH_ENV", "ENV")
+_ARITH_PLAIN = " \t\n0123456789+-*/%()<>=!&|^~?:,"   # arithmetic of numbers alone
+_HOOKS = frozenset(("PROMPT_COMMAND", "BASH_CMDS", "BASH_ALIASES"))   # and PS0 .. PS4
 _UNKNOWN = object()  # what a file held before this command appended to it
 _FRESH = object()    # the file was written afresh
 
@@ -144,9 +146,8 @@ class _Later:
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
                  "ifs",
-                 "level", "limits", "listed", "loops", "names", "origin", "procs", "prose", "reads",
-                 "root",
-                 "scope", "seen", "shell", "sockets", "text",
+                 "integers", "level", "limits", "listed", "loops", "names", "origin", "procs",
+                 "prose", "reads", "root", "runtime", "scope", "seen", "shell", "sockets", "text",
                  "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
@@ -177,6 +178,8 @@ class _Analysis:
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
         self.flow: Any = None                 # what carries a secret so far (``shell.secrets``)
         self.sockets: dict[str, str] = {}     # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
+        self.runtime: set[str] = set()        # variables holding text read at run time (read x)
+        self.integers: set[str] = set()       # declare -i n: what n is given is arithmetic
 
     # --- acts ------------------------------------------------------------------------------------
     def add(self, primitive: str, segment: str, reason: str) -> None:
@@ -235,10 +238,18 @@ class _Analysis:
         for cmd in cmds:
             self.command(cmd, depth, outer)
 
-    def nested(self, word_parts: list[Any], depth: int, outer: str | None) -> None:
+    def nested(self, word_parts: list[Any], depth: int, outer: str | None, seg: str = "") -> None:
         for part in word_parts:
             if part[3]:
                 self.commands(part[3], depth, outer)
+            if part[0] in ("arith", "param") and (part[0] == "param" or part[1].strip(
+                    _ARITH_PLAIN)):                # $((x)), ${!x}, ${a[i]}: bash evaluates
+                from governance.shell import evaluated
+
+                if part[0] == "arith":
+                    evaluated.arithmetic(self, part[1], seg or outer or "", depth)
+                else:
+                    evaluated.param(self, part[1], seg or outer or "", depth)
 
     def command(self, cmd: Simple, depth: int, outer: str | None) -> None:
         if monotonic() > self.deadline:
@@ -250,16 +261,21 @@ class _Analysis:
             define(self, cmd, depth)
             return
         for _, value in cmd.assigns:
-            self.nested(value.parts, depth, outer)
+            self.nested(value.parts, depth, outer, seg)
         for word in cmd.words:
-            self.nested(word.parts, depth, outer)
+            self.nested(word.parts, depth, outer, seg)
         for word in cmd.inert:
-            self.nested(word.parts, depth, outer)
+            self.nested(word.parts, depth, outer, seg)
         for redir in cmd.redirs:
             if redir.target is not None:
-                self.nested(redir.target.parts, depth, outer)
+                self.nested(redir.target.parts, depth, outer, seg)
             if redir.body_subs:
                 self.commands(redir.body_subs, depth, outer)
+            if redir.expands and redir.body is not None and ("$((" in redir.body or "${" in
+                                                             redir.body or "$[" in redir.body):
+                from governance.shell.evaluated import heredoc
+
+                heredoc(self, redir.body, seg, depth)   # cat <<EOF ... $((x)) ... EOF
         if cmd.words:
             risky = self.shell.get("risky_env", {})
             commands = self.shell.get("command_env", {})
@@ -270,6 +286,8 @@ class _Analysis:
                     env_value(self, name, commands[name], self.expand_one(word.parts), seg, depth)
                 if name in risky:
                     self.add("code-exec", seg, f"setting {name} makes the command load other code")
+                if name in _HOOKS or name[:2] == "PS":
+                    self._evaluated(name, word, seg, depth)
                 if name in _STARTUP:           # BASH_ENV=FILE bash -c ...: FILE runs first
                     from governance.shell.programs import startup
 
@@ -306,6 +324,13 @@ class _Analysis:
                     self.vars[name] = array(self, str(parts[0][1]))
                 else:
                     self.vars[name] = self.expand_one(parts)
+                if self.runtime or self.vars[name] is None:   # read x; y=$x: y is run-time text
+                    from governance.shell.evaluated import filled
+
+                    filled(self, name, self.vars[name], parts)
+                if name in _HOOKS or name in self.integers or "[" in word_text(value).partition(
+                        "=")[0] or name[:2] == "PS":
+                    self._evaluated(name, value, seg, depth)
                 if self.flow is not None or self.origin or expands(word_text(value)):
                     from governance.shell.secrets import assign  # X=$(cat .env)
 
@@ -320,6 +345,23 @@ class _Analysis:
         self.redirections(cmd, seg)
         if cmd.background:
             self.add("shell-background", seg, "'&' runs the command in the background")
+
+    def _evaluated(self, name: str, value: Any, seg: str, depth: int) -> None:
+        """An assignment bash evaluates: ``a[i]=v`` and ``declare -i n; n=V`` (arithmetic),
+        ``PS1=``/``PROMPT_COMMAND=`` (run), ``BASH_CMDS[ls]=P``/``BASH_ALIASES[ls]=C`` (what
+        the name ``ls`` runs) (``shell.evaluated``)."""
+        from governance.shell import evaluated
+
+        raw = word_text(value)
+        head, _, text = raw.partition("=")
+        if "[" in head and name not in _HOOKS:
+            evaluated.arithmetic(self, head[head.index("[") + 1:head.rindex("]")], seg, depth)
+        if name in self.integers:
+            evaluated.arithmetic(self, text, seg, depth)
+        if name in ("BASH_CMDS", "BASH_ALIASES"):
+            evaluated.table_entry(self, name, head, value.parts, seg)
+        elif evaluated.hooked(name):
+            evaluated.hook(self, name, self.expand_one(value.parts), text, seg, depth)
 
     def redirections(self, cmd: Simple, seg: str) -> None:
         for redir in cmd.redirs:

@@ -38,7 +38,7 @@ __all__ = ["LimitError", "ParseError", "Parser", "Redir", "Simple", "Word", "par
 
 
 class Redir:
-    __slots__ = ("body", "body_subs", "fd", "op", "target")
+    __slots__ = ("body", "body_subs", "expands", "fd", "op", "target")
 
     def __init__(self, op: str, target: Word | None, fd: str | None = None) -> None:
         self.op = op
@@ -46,6 +46,7 @@ class Redir:
         self.fd = fd                          # the descriptor written before it: 3 of 3<>FILE
         self.body: str | None = None          # heredoc text
         self.body_subs: list[Simple] = []     # commands substituted in an unquoted heredoc
+        self.expands = False                  # an unquoted heredoc whose body holds $
 
 
 class Simple:
@@ -509,6 +510,7 @@ class Parser(WordLexer):
                     break
                 i = n if j < 0 else j + 1
             if not quoted and redir.body and ("$" in redir.body or "`" in redir.body):
+                redir.expands = "$" in redir.body
                 self._nest()
                 sub = Parser(redir.body, self.depth + 1, self.max_nesting, 0, self.budget)
                 word = sub._dquote_body(0, heredoc=True)

@@ -153,6 +153,10 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
                 raw = str(word.text[word.start:word.end]) if word.text is not None else ""
                 if arg is None and "=" in raw and raw.split("=", 1)[0].isidentifier():
                     an.vars[raw.split("=", 1)[0]] = None       # local x=$(...): not known
+                    from governance.shell.evaluated import runtime_word
+
+                    if runtime_word(an, raw.split("=", 1)[1]):
+                        an.runtime.add(raw.split("=", 1)[0])
         for arg in args:
             if arg and "=" in arg and not arg.startswith("-"):
                 var, _, value = arg.partition("=")
@@ -169,17 +173,21 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
             from governance.shell.escapes import printf
 
             an.vars[str(args[1])] = printf(str(form), [str(v) for v in values])
+            an.runtime.discard(str(args[1]))
         else:
             an.vars[str(args[1])] = None
+            an.runtime.add(str(args[1]))
     elif base == "read" and cmd is not None:
         names = [a for a in args if a is not None and not a.startswith("-")]
         kind, text = an.stdin_text(cmd)
         split_by = any(name == "IFS" for name, _ in cmd.assigns)   # IFS=: read a b: unknowable
         words = (text or "").split() if kind == "literal" and not (an.ifs or split_by) else None
-        for k, var in enumerate(names):
+        for k, var in enumerate(names or ["REPLY"]):
             if words is None:
                 an.vars[var] = None
+                an.runtime.add(var)            # read x; echo $((x)): text from the input
             else:
+                an.runtime.discard(var)
                 an.vars[var] = " ".join(words[k:]) if k == len(names) - 1 else (
                     words[k] if k < len(words) else "")
 

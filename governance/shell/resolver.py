@@ -24,6 +24,10 @@ _MAX_HOPS = 32
 NAMING = frozenset(("cp", "ln", "install", "ginstall", "mv", "link", "dd", "rsync", "hash",
                     "alias", "unalias", "unset", "shift"))
 _DECLARERS = ("export", "declare", "typeset", "local", "readonly")
+# builtins that evaluate names or arithmetic they are given (``shell.evaluated``)
+NAMED = frozenset(("let", "test", "[", "[[", "printf", "read", "declare", "typeset", "local",
+                   "export", "readonly", "unset", "mapfile", "readarray", "getopts", "wait",
+                   "complete", "compgen"))
 
 
 def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[str],
@@ -288,7 +292,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     elif base in AWKS:
         _awk(an, base, fields, raws, seg, depth)
         return
-    elif base == "expect":
+    if base in NAMED:                            # let x, test -v "$x", read "$x", unset "$x"
+        from governance.shell import evaluated
+
+        evaluated.builtin(an, base, fields, raws, seg, depth)
+    if base == "expect":
         from governance.shell import expectscript  # expect -c 'spawn CMD'
 
         expectscript.run(an, fields, cmd, seg, depth)

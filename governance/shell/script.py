@@ -40,6 +40,11 @@ def shell(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: S
         if arg is None:
             break
         if arg in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            if arg in ("--rcfile", "--init-file"):   # bash --rcfile FILE -i: FILE runs first
+                from governance.shell.programs import startup
+
+                startup(an, fields[i + 1] if i + 1 < n else "", raws[i + 1] if i + 1 < n else "",
+                        seg, depth)
             i += 2
             continue
         if arg == "--" or arg == "-":

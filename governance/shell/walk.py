@@ -32,10 +32,14 @@ class Walk(Protocol):
     check: Any               # the path guard: protected paths, secret files and variables
     flow: Any                # what carries a secret so far (``shell.secrets``), None until one
     sockets: dict[str, str]  # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
+    runtime: set[str]        # variables holding text read at run time (``read x``)
+    integers: set[str]       # ``declare -i n``: what n is given is evaluated as arithmetic
     seen: dict[tuple[str, str], Any]   # (primitive, segment) -> its act
     acts: list[Any]          # the acts found so far
 
     def command(self, cmd: Any, depth: int, outer: str | None) -> None: ...
+
+    def commands(self, cmds: list[Any], depth: int, outer: str | None) -> None: ...
 
     def enter(self, value: str | None) -> None: ...
 

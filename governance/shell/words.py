@@ -5,8 +5,10 @@ Hot path: no imports. ``WordLexer`` reads one shell word at a time into parts, p
 
 - ``"lit"``: literal text after quote removal (``'...'``, ``"..."``, ``\\x``, ANSI-C ``$'\\x72'``,
   ``$"..."``);
-- ``"var"``: a parameter (``$NAME``, ``${NAME}``; ``""`` for anything more complex, such as
-  ``${x:-...}`` or ``$((...))``, whose nested commands are kept);
+- ``"var"``: a parameter (``$NAME``, ``${NAME}``, ``${a[@]}``; ``""`` for ``$"..."``);
+- ``"param"``: any other ``${...}``, with the text inside the braces (``x:-...``, ``!x``,
+  ``a[i]``, ``x@P``) and its nested commands;
+- ``"arith"``: arithmetic (``$((...))``, ``$[...]``, ``((...))``), with the expression's text;
 - ``"sub"``: command substitution (``$( )``, backticks) with its nested commands;
 - ``"proc"``: process substitution (``<( )``, ``>( )``) with its nested commands.
 
@@ -88,7 +90,8 @@ class WordLexer:
         s, n = self.s, self.n
         start = self.i
         end = _run_end(s, start, n, _UNQUOTED_STOP)
-        if end > start and (end >= n or s[end] in " \t\n;&|)<>"):   # fast path: a plain word
+        if end > start and (end >= n or s[end] in " \t\n;&|)" or (
+                s[end] in "<>" and s[end + 1:end + 2] != "(")):   # fast path: a plain word
             self.i = end
             return Word([("lit", s[start:end], False, None)], start, end, s)
         parts: list[Any] = []
@@ -125,7 +128,7 @@ class WordLexer:
                 parts.append(self._dollar(False))
             elif c == "`":
                 parts.append(self._backtick(False))
-            elif c in "<>" and i == start and i + 1 < n and s[i + 1] == "(":
+            elif c in "<>" and i + 1 < n and s[i + 1] == "(":   # a=<(cmd): anywhere in a word
                 self._nest()
                 self.i = i + 2
                 self.depth += 1
@@ -211,7 +214,7 @@ class WordLexer:
             if s.startswith("$((", i):
                 try:
                     word = self._arith_body(i + 3)
-                    return ("var", "", quoted, [c for p in word.parts if p[3] for c in p[3]])
+                    return ("arith", s[i + 3:self.i - 2], quoted, word.parts[0][3])
                 except ParseError:     # $((( n++ )) || ls): a command substitution, as bash
                     pass               # reads it when the arithmetic does not close
             self.i = i + 2
@@ -221,6 +224,10 @@ class WordLexer:
             return ("sub", "", quoted, commands)
         if nxt == "{":
             return self._brace_param(i + 2, quoted)
+        if nxt == "[":                 # $[ ... ]: the old spelling of $(( ... ))
+            self._nest()
+            word = self._arith_body(i + 2, "]")
+            return ("arith", s[i + 2:self.i - 1], quoted, word.parts[0][3])
         if nxt and nxt in _SPECIAL_PARAMS:
             self.i = i + 2
             return ("var", nxt, quoted, None)
@@ -305,7 +312,7 @@ class WordLexer:
                 depth -= 1
                 self.i = j + 1
                 if depth == 0:
-                    return ("var", "", quoted, subs)
+                    return ("param", s[i:j], quoted, subs)
             elif c == "{":
                 depth += 1
                 self.i = j + 1
@@ -326,8 +333,9 @@ class WordLexer:
             else:
                 self.i = j + 1
 
-    def _arith_body(self, i: int) -> Word:
-        """``$(( ... ))`` / ``(( ... ))`` from just after the opening parentheses."""
+    def _arith_body(self, i: int, closer: str = ")") -> Word:
+        """``$(( ... ))`` / ``(( ... ))`` (``$[ ... ]`` with ``closer`` "]") from just after the
+        opening parentheses: one ``arith`` part holding the expression's text."""
         s, n = self.s, self.n
         subs: list[Any] = []
         depth = 0
@@ -337,15 +345,18 @@ class WordLexer:
             if j >= n:
                 raise ParseError("unterminated arithmetic")
             c = s[j]
-            if c == "(":
+            if c == "(" or (c == "[" and closer == "]"):
                 depth += 1
                 self.i = j + 1
-            elif c == ")":
+            elif c == closer and depth == 0 and closer == "]":
+                self.i = j + 1
+                return Word([("arith", s[i:j], False, subs)], i, self.i)
+            elif c == ")" or c == closer:
                 if depth == 0:
                     if not s.startswith("))", j):
                         raise ParseError("unterminated arithmetic")
                     self.i = j + 2
-                    return Word([("var", "", False, subs)], i, self.i)
+                    return Word([("arith", s[i:j], False, subs)], i, self.i)
                 depth -= 1
                 self.i = j + 1
             elif c == "$" or c == "`":

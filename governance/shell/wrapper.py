@@ -86,7 +86,8 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
         arg = fields[i]
         if arg is None:
             head = raws[i].split("=", 1)[0]
-            if spec.get("assignments") and "=" in raws[i] and head.isidentifier():
+            if spec.get("assignments") and "=" in raws[i] and _variable(head):
+                _assigned(an, head, None, raws[i], seg, depth)
                 i += 1
                 continue
             if skip:                      # ssh "$HOST" CMD: the host may be unknown
@@ -141,12 +142,13 @@ def unwrap(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None],
                 _enter(an, chdir, arg, fields[i + 1] if i + 1 < n else None)
             i += 1 + width
             continue
-        if spec.get("assignments") and "=" in arg and arg.split("=", 1)[0].isidentifier():
+        if spec.get("assignments") and "=" in arg and _variable(arg.split("=", 1)[0]):
             name, _, value = arg.partition("=")
             if name in an.shell.get("command_env", {}):   # env GIT_EDITOR=CMD git commit
                 from governance.shell.embedded import env_value
 
                 env_value(an, name, an.shell["command_env"][name], value, seg, depth)
+            _assigned(an, name, value, raws[i], seg, depth)
             i += 1
             continue
         if skip:
@@ -344,3 +346,18 @@ def _program(an: Walk, spec: dict[str, Any], base: str, fields: list[str | None]
     words, texts = [program[0], *rest], [program[1], *raws[k + 1:]]
     an.resolve(words, [False] * len(words), texts, cmd, seg, depth) if cmd is not None else \
         an.unknown(seg, f"{base} runs a program")
+
+
+def _variable(name: str) -> bool:
+    """A name ``env NAME=VALUE`` gives a value: an identifier, or ``BASH_FUNC_f%%`` (a function
+    the bash it starts imports)."""
+    return name.isidentifier() or (name.startswith("BASH_FUNC_") and name.endswith(("%%", "()")))
+
+
+def _assigned(an: Walk, name: str, value: str | None, raw: str, seg: str, depth: int) -> None:
+    """``env PS1=... bash -i``, ``env 'BASH_FUNC_ls%%=() { ...; }' bash -c ls``: what bash
+    will run of the variable (``shell.evaluated``)."""
+    from governance.shell import evaluated
+
+    if evaluated.hooked(name):
+        evaluated.hook(an, name, value, raw.split("=", 1)[-1], seg, depth)
