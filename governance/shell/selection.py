@@ -5,10 +5,13 @@
 the project's settings. The protected files that exist below the folders find searches
 (``PathGuard.protected_files``) are run through find's own expression, as find evaluates it for
 each file it visits: tests (``-name``, ``-iname``, ``-path``, ``-ipath``, ``-wholename``,
-``-regex``, ``-type``, ``-true``, ``-false``), operators (``!``, ``-not``, ``-a``, ``-o``,
+``-regex``, ``-type``, the times (``-mtime``, ``-mmin`` ...), ``-newer``, ``-size``, ``-true``,
+``-false``, each on the file itself), operators (``!``, ``-not``, ``-a``, ``-o``,
 parentheses, ``,``), ``-prune`` on the folders above the file (no effect with ``-depth`` or
-``-delete``, which implies it), ``-mindepth`` and ``-maxdepth``. A test it cannot decide here (a
-time, a size, an owner, ``-newer``) may hold, and so may an ``-exec`` used as a test. Each file an
+``-delete``, which implies it), ``-mindepth`` and ``-maxdepth``. A test it cannot decide here (an
+owner, permissions, ``-empty``) may hold, and so may an ``-exec`` used as a test. ``-ok`` and
+``-okdir`` ask on the terminal, which a tool call does not have: they act only when the command
+feeds find's input (``yes | find . -ok rm {} \\;``). Each file an
 acting primary (``-delete``, ``-exec``, ``-execdir``, ``-ok``, ``-okdir``) may reach is returned,
 as find would name it, for the caller to check as the target of that action.
 
@@ -19,6 +22,7 @@ check can list protected files; ``fnmatch`` (and ``re`` for ``-regex``) are load
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +50,7 @@ class Unreadable(Exception):
 
 
 def acted_on(fields: list[str | None], roots: list[tuple[str | None, str]], folder: str,
-             protected_files: Any) -> list[str]:
+             protected_files: Any, acting: tuple[str, ...] = ACTING) -> list[str]:
     """The protected files below ``roots`` (relative to ``folder``) that an acting primary of
     ``find`` may reach, named as find names them; every one when the expression cannot be
     read."""
@@ -73,8 +77,8 @@ def acted_on(fields: list[str | None], roots: list[tuple[str | None, str]], fold
             named = root.rstrip("/") + "/" + "/".join(parts) if parts else root
             if root == "/":
                 named = "/" + "/".join(parts)
-            if tree is None or _reached(tree, named, parts, root, depth_first,
-                                        os.path.islink(path)):
+            if tree is None or _reached(tree, named, parts, root, depth_first, path, top,
+                                        acting):
                 out.append(named)
                 if len(out) >= MAX_FILES:
                     return out
@@ -82,50 +86,50 @@ def acted_on(fields: list[str | None], roots: list[tuple[str | None, str]], fold
 
 
 def _reached(tree: Node, named: str, parts: list[str], root: str, depth_first: bool,
-             is_link: bool) -> bool:
+             path: str, top: str, acting: tuple[str, ...]) -> bool:
     if not depth_first:                     # a folder above it pruned: never visited
         for k in range(len(parts)):
             above = root.rstrip("/") + "/" + "/".join(parts[:k]) if k else root
-            _value, fired = _evaluate(tree, above, True, False)
+            _value, fired = _evaluate(tree, above, os.path.join(top, *parts[:k]))
             if fired.get("-prune"):
                 return False
-    _value, fired = _evaluate(tree, named, False, is_link)
-    return any(name in fired for name in ACTING)
+    _value, fired = _evaluate(tree, named, path)
+    return any(name in fired for name in acting)
 
 
-def _evaluate(node: Node, named: str, folder: bool, link: bool) -> Verdict:
+def _evaluate(node: Node, named: str, real: str) -> Verdict:
     kind = node[0]
     if kind == "and":
-        a, fa = _evaluate(node[1], named, folder, link)
+        a, fa = _evaluate(node[1], named, real)
         if a is False:
             return False, fa
-        b, fb = _evaluate(node[2], named, folder, link)
+        b, fb = _evaluate(node[2], named, real)
         sure = a is True
         fired = {**fa, **{k: v and sure for k, v in fb.items()}}
         return (False if b is False else True if (a and b) else None), fired
     if kind == "or":
-        a, fa = _evaluate(node[1], named, folder, link)
+        a, fa = _evaluate(node[1], named, real)
         if a is True:
             return True, fa
-        b, fb = _evaluate(node[2], named, folder, link)
+        b, fb = _evaluate(node[2], named, real)
         sure = a is False
         fired = {**fa, **{k: v and sure for k, v in fb.items()}}
         return (True if b is True else False if (a is False and b is False) else None), fired
     if kind == "list":                      # A , B: both, the value is B's
-        _a, fa = _evaluate(node[1], named, folder, link)
-        b, fb = _evaluate(node[2], named, folder, link)
+        _a, fa = _evaluate(node[1], named, real)
+        b, fb = _evaluate(node[2], named, real)
         return b, {**fa, **fb}
     if kind == "not":
-        a, fa = _evaluate(node[1], named, folder, link)
+        a, fa = _evaluate(node[1], named, real)
         return (None if a is None else not a), fa
     if kind == "action":
         name = node[1]
         value: bool | None = True if name in _TRUE_ACTIONS else None
         return value, {name: True}
-    return _test(node[1], node[2], named, folder, link), {}
+    return _test(node[1], node[2], named, real), {}
 
 
-def _test(name: str, arg: str | None, named: str, folder: bool, link: bool) -> bool | None:
+def _test(name: str, arg: str | None, named: str, real: str) -> bool | None:
     from fnmatch import fnmatchcase
 
     if name == "-true":
@@ -148,10 +152,59 @@ def _test(name: str, arg: str | None, named: str, folder: bool, link: bool) -> b
             return re.fullmatch(arg, named, re.IGNORECASE if name == "-iregex" else 0) is not None
         except re.error:
             return None
+    try:
+        info = os.lstat(real)
+    except OSError:
+        return None
     if name == "-type":
-        kinds = set(arg.split(","))
-        return ("d" in kinds) if folder else ("l" in kinds) if link else ("f" in kinds)
+        kind = {0o040000: "d", 0o120000: "l", 0o100000: "f"}.get(info.st_mode & 0o170000, "?")
+        return kind in arg.split(",")
+    if name in _TIMES:
+        stamp, unit = _TIMES[name]
+        return _compare((time.time() - getattr(info, stamp)) / unit, arg, floor=unit > 60)
+    if name == "-newer":
+        try:
+            return info.st_mtime > os.stat(arg).st_mtime
+        except OSError:
+            return None
+    if name == "-size":
+        return _size(info.st_size, arg)
     return None
+
+
+_TIMES = {"-mtime": ("st_mtime", 86400.0), "-atime": ("st_atime", 86400.0),
+          "-ctime": ("st_ctime", 86400.0), "-mmin": ("st_mtime", 60.0),
+          "-amin": ("st_atime", 60.0), "-cmin": ("st_ctime", 60.0)}
+_UNITS = {"c": 1, "w": 2, "b": 512, "k": 1024, "M": 1 << 20, "G": 1 << 30}
+
+
+def _compare(value: float, arg: str, floor: bool) -> bool | None:
+    """find's numeric argument: ``+N`` more than N, ``-N`` less than N, ``N`` exactly N (days
+    are counted whole, as find does)."""
+    sign = arg[:1] if arg[:1] in "+-" else ""
+    try:
+        number = float(arg[len(sign):])
+    except ValueError:
+        return None
+    counted = float(int(value)) if floor else value
+    if sign == "+":
+        return counted > number
+    if sign == "-":
+        return counted < number
+    return int(value) == int(number) if floor else abs(value - number) < 1
+
+
+def _size(size: int, arg: str) -> bool | None:
+    unit = _UNITS.get(arg[-1:])
+    text = arg[:-1] if unit is not None else arg
+    unit = unit or 512
+    sign = text[:1] if text[:1] in "+-" else ""
+    if not text[len(sign):].isdigit():
+        return None
+    blocks = -(-size // unit)                # find rounds a size up to whole units
+    number = int(text[len(sign):])
+    return blocks > number if sign == "+" else blocks < number if sign == "-" else \
+        blocks == number
 
 
 class _Parser:

@@ -223,7 +223,7 @@ def _attached(arg: str, options: dict[str, Any]) -> str | None:
     return None
 
 
-_ACTING = ("-delete", "-exec", "-execdir", "-ok", "-okdir")
+_ACTING = ("-delete", "-exec", "-execdir")
 
 
 def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[bool],
@@ -246,7 +246,7 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
     # no test narrows what it finds (-type f does not): the actions run on every file of the tree
     everything = find_everything(fields)
     # the protected files an action may reach (find . -name seal.json -delete), as find names them
-    reached = _protected_found(an, fields, roots)
+    reached = _protected_found(an, fields, roots, cmd)
     while i < n:
         arg = fields[i]
         if arg in execs:
@@ -282,18 +282,20 @@ def find(an: Walk, spec: dict[str, Any], fields: list[str | None], globs: list[b
             an.target(path, path, seg, "file-delete", f"find -delete deletes {path}")
 
 
-def _protected_found(an: Walk, fields: list[str | None],
-                     roots: list[tuple[str | None, str]]) -> list[str]:
+def _protected_found(an: Walk, fields: list[str | None], roots: list[tuple[str | None, str]],
+                     cmd: Simple | None) -> list[str]:
     """The protected files a find's acting primary may reach (``shell.selection``); none when
     it has no such primary or the path check cannot list files (the analysis alone)."""
     listing = getattr(an.check, "protected_files", None)
     base = getattr(an.check, "base", None)
-    if listing is None or base is None or not any(f in _ACTING for f in fields):
+    fed = cmd is not None and an.stdin_text(cmd)[0] != "none"     # yes | find . -ok rm {} \;
+    acting = _ACTING + (("-ok", "-okdir") if fed else ())
+    if listing is None or base is None or not any(f in acting for f in fields):
         return []
     from governance.shell.selection import acted_on
 
     folder = str(base) if not an.cwd else system.join(str(base), system.expanduser(an.cwd))
-    return acted_on(fields, roots, folder, listing)
+    return acted_on(fields, roots, folder, listing, acting)
 
 
 def _enter(an: Walk, chdir: dict[str, int], arg: str, following: str | None) -> None:

@@ -131,3 +131,15 @@ def test_the_find_would_have_deleted_the_seal(repo: Path) -> None:
     assert seal.exists() and denied(repo, "find . -name seal.json -delete")
     subprocess.run(["find", ".", "-name", "seal.json", "-delete"], cwd=repo, check=True)
     assert not seal.exists()                                 # what the attack does
+
+
+def test_find_tests_are_read_on_the_files_themselves(repo: Path) -> None:
+    """Times and sizes are the protected files' own: a fresh settings file is not older than a
+    week; -ok asks on a terminal a tool call does not have, unless the command feeds it."""
+    for command in ("find . -mtime +7 -name '*.json' -delete", "find . -size +10M -delete",
+                    "find . -ok rm {} \\;", "find . -name '*.json' -mmin +600 -exec rm {} +"):
+        pre(repo, "Bash", {"command": command})
+        assert "governance-admin" not in last_primitives(repo), command
+    for command in ("find . -mtime -7 -name '*.json' -delete", "yes | find . -ok rm {} \\;",
+                    "find . -name '*.json' -mmin -600 -exec rm {} +"):
+        assert denied(repo, command), command
