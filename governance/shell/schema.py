@@ -224,6 +224,7 @@ class LexiconModel(_Strict):
     # a remote URL given to these is data (governance.shell.remote)
     settings: list[str] = []              # subcommands that store it: git remote add URL
     message_options: list[str] = []       # options whose value is text: git commit -m URL
+    value_options: list[str] = []         # options whose value is a selector: pytest -k add
     dependencies: list[str] = []          # package namespaces after which `get` fetches
     contextual: dict[str, str] = {}       # verb -> its act, only for a program of that kind
     kinds: dict[str, list[str]] = {}      # act -> program name globs (`*pm`, `git-*`)
@@ -361,7 +362,8 @@ SHELL_LAYERING: dict[tuple[str, ...], str] = {
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
     **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
-                                            "settings", "message_options", "dependencies",
+                                            "settings", "message_options", "value_options",
+                                            "dependencies",
                                             "deployments", "redeploys")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -564,6 +566,7 @@ def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
             "extensions": _flags([w.lower() for w in lexicon.extensions]),
             "settings": _flags(lexicon.settings),
             "message_options": _flags(lexicon.message_options),
+            "value_options": _flags(lexicon.value_options),
             "dependencies": _flags([w.lower() for w in lexicon.dependencies]),
             "contextual": {w.lower(): p for w, p in lexicon.contextual.items()},
             "kinds": {p: list(globs) for p, globs in lexicon.kinds.items()},
