@@ -253,6 +253,8 @@ class SecretFlowModel(_Strict):
     """Which programs name a secret file without showing it, print the environment, send
     their arguments out, or authenticate with a key file (docs/shell.md, "Secrets in commands")."""
     metadata: list[str] = []
+    # program -> options with which its output carries no line of the files it reads (grep -c)
+    metadata_options: dict[str, list[str]] = {}
     dumps: dict[str, list[str]] = {}
     sinks: list[str] = []
     credential_options: dict[str, list[str]] = {}
@@ -530,6 +532,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "output_options": _flags(model.output_options),
         "output_words": [w.lower() for w in model.output_words],
         "secret_flow": {"metadata": dict.fromkeys(model.secret_flow.metadata, 1),
+                        "metadata_options": {k: list(v) for k, v in
+                                             model.secret_flow.metadata_options.items()},
                         "dumps": {k: list(v) for k, v in model.secret_flow.dumps.items()},
                         "sinks": dict.fromkeys(model.secret_flow.sinks, 1),
                         "credential_options": {k: list(v) for k, v in
