@@ -262,6 +262,8 @@ class SecretFlowModel(_Strict):
     secret_commands: dict[str, str] = {}
     # file-transfer clients' batch commands that send a local file (sftp <<< 'put .env')
     uploads: dict[str, list[str]] = {}
+    # "program subcommand" -> options that point it at another owner (gh secret set: --repo)
+    stores: dict[str, list[str]] = {}
 
 
 class ShellModel(_Strict):
@@ -541,7 +543,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                         "default_hosts": {k: v.lower() for k, v in
                                           model.secret_flow.default_hosts.items()},
                         "secret_commands": _by_program(model.secret_flow.secret_commands),
-                        "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()}},
+                        "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()},
+                        "stores": {k: list(v) for k, v in model.secret_flow.stores.items()}},
         "primitives": sorted(primitives),
     }
 

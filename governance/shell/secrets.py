@@ -381,7 +381,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         if connection:                            # env > /dev/udp/HOST/53: what it prints
             everything.extend((label, f"printed by {base}", "through the connection")
                               for label in dumped)
-        _exfiltration(an, base, seg, everything, hosts)
+        if not _stored(an, base, fields, cmd, hosts, table):
+            _exfiltration(an, base, seg, everything, hosts)
         for name, value in cmd.assigns if cmd is not None else ():
             _configured(an, base, seg, name, value)
         if printed:                               # gh auth token: it prints, it sends nothing
@@ -395,6 +396,65 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if not labels:
         return
     _remember(an, base, fields, raws, seg, cmd, labels, named)
+
+
+# variables that point a service's CLI at another repository, account or host (GH_REPO, FLY_APP)
+_RETARGETS = ("HOST", "REPO", "ORG", "APP", "URL", "ACCOUNT", "TEAM", "SCOPE", "ENDPOINT")
+
+
+def _stored(an: Walk, base: str, fields: list[str | None], cmd: Simple | None,
+            hosts: list[str], table: dict[str, Any]) -> bool:
+    """Whether the command stores what it is given in the service it talks to, as the
+    repository's own secret (``secret_flow.stores``: ``gh secret set NAME < .env.api``): no
+    option or variable points it at another owner, and it reaches only its default host."""
+    default = table.get("default_hosts", {}).get(base)
+    if default is None or hosts != [default]:
+        return False
+    for key, options in table.get("stores", {}).items():
+        words = key.split()
+        if words[0] != base or list(fields[1:len(words)]) != words[1:]:
+            continue
+        names = [name for name, _value in cmd.assigns] if cmd is not None else []
+        prefix = base.upper() + "_"
+        if any(name.upper().startswith(prefix) and any(p in name.upper() for p in _RETARGETS)
+               for name in [*names, *an.vars]):
+            return False                      # GH_REPO=other/repo gh secret set ...
+        rest = list(fields[len(words):])
+        for k, field in enumerate(rest):
+            if field is None:      # known at run time: only as the value of an option
+                before = rest[k - 1] if k else None
+                if before is None or before[:1] != "-" or "=" in before or before in options:
+                    return False
+                continue
+            option = field.split("=", 1)[0]
+            named = option in options or any(
+                len(o) == 2 and field.startswith(o) and len(field) > 2 for o in options)
+            if named and not (base == "gh" and option in ("-R", "--repo") and _own_repo(
+                    an, field.split("=", 1)[1] if "=" in field else
+                    rest[k + 1] if k + 1 < len(rest) else None)):
+                return False
+        return True
+    return False
+
+
+def _own_repo(an: Walk, value: str | None) -> bool:
+    """Whether ``value`` (``OWNER/NAME``) is a GitHub repository a remote of this project's git
+    repository names."""
+    if not value or an.root is None or value.count("/") != 1:
+        return False
+    from governance.shell.source import read
+
+    kind, text = read(an, an.root.rstrip("/") + "/.git/config")
+    if kind != "text":
+        return False
+    want = value.lower().removesuffix(".git")
+    for line in text.splitlines():
+        name, equals, url = line.strip().partition("=")
+        url = url.strip().lower().removesuffix(".git").rstrip("/")
+        if equals and name.strip() == "url" and "github.com" in url and (
+                url.endswith("github.com/" + want) or url.endswith("github.com:" + want)):
+            return True
+    return False
 
 
 def _configured(an: Walk, base: str, seg: str, name: str, value: Any) -> None:
