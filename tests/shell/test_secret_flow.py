@@ -9,7 +9,6 @@ stay quiet. Decided as the hook decides, with the default matrix, in a project o
 from __future__ import annotations
 
 import subprocess
-
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
