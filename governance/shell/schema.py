@@ -59,6 +59,10 @@ class PatternModel(_Strict):
     modes: bool = False
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
+    # the last argument (a copy's destination) matches one of these globs / none of them: the
+    # direction of a transfer (aws s3 cp SRC s3://... uploads, aws s3 cp s3://... DIR downloads)
+    last: Names = None
+    not_last: Names = None
     into: bool = False
     # every target is output the project can build again: file-delete (governance.shell.generated)
     regenerable: bool = False
@@ -427,6 +431,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "unknown_args": pattern.unknown_args,
                 "modes": pattern.modes,
                 "min_args": pattern.min_args,
+                "last": _as_list(pattern.last), "not_last": _as_list(pattern.not_last),
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             }))
             primitives.add(pattern.primitive)
