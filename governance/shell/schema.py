@@ -65,7 +65,8 @@ class PatternModel(_Strict):
     not_last: Names = None
     into: bool = False
     # every target is output the project can build again: file-delete (governance.shell.generated)
-    regenerable: bool = False
+    # "matches": what find -name PATTERN -delete matches (governance.shell.generated.matched)
+    regenerable: bool | Literal["matches"] = False
     # a deploy: deploy-ENV by the environment its words name (governance.shell.deployment)
     deploy: bool = False
     environment: str = Field(default="", pattern=r"^[a-z0-9-]*$")
@@ -281,6 +282,7 @@ class ShellModel(_Strict):
     risky_env: list[str] = []
     local_hosts: list[str] = []
     build_folders: list[str] = []
+    build_files: list[str] = []            # name patterns of generated files (*.pyc)
     block_devices: list[str] = []          # names under /dev/ that are disks (globs)
     deploy_environments: dict[str, list[str]] = {}
     lexicon: LexiconModel = LexiconModel()
@@ -364,7 +366,8 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders", "output_options",
+                                  "shells", "local_hosts", "build_folders", "build_files",
+                                  "output_options",
                                   "output_words", "block_devices")},
     **{("secret_flow", key): APPEND for key in ("metadata", "sinks")},
     ("commands", "*", "patterns"): PREPEND,
@@ -516,7 +519,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "unknown_destructive_markers": list(model.unknown_destructive_markers),
         "risky_env": _flags(model.risky_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
-        "build_folders": list(model.build_folders),
+        "build_folders": list(model.build_folders), "build_files": list(model.build_files),
         "block_devices": list(model.block_devices),
         "deploy_environments": {env: [w.lower() for w in names]
                                 for env, names in model.deploy_environments.items()},
