@@ -18,7 +18,8 @@ match, each file on its own: it is ``file-delete`` when the expression is a plai
 ``-name``/``-iname`` whose pattern holds a character that is not a wildcard, every start path is
 inside the work tree (or the folder the command runs in), and
 
-- in a git repository: no file git tracks or leaves unignored matches (``git ls-files --cached
+- in a git repository: git ignores each pattern below each start path (``check-ignore`` of a
+  name it matches), no file git tracks or leaves unignored matches (``git ls-files --cached
   --others --exclude-standard`` with the patterns as glob pathspecs), and no entry of the
   repository's ``.git`` folder below a start path does;
 - with no git repository: every pattern is one of ``shell.build_files`` (``*.pyc``) or
@@ -116,6 +117,9 @@ def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]]) -> tuple[
         return False, "it searches the repository's own .git folder"
     if any(r == "." for r in rels) and _in_git_folder(os.path.join(top, ".git"), patterns):
         return False, "its names match files in the repository's .git folder"
+    unignored = _unignored(top, rels, patterns)
+    if unignored:
+        return False, unignored
     answer = _kept(top, rels, patterns)
     if answer:
         return False, answer
@@ -138,6 +142,37 @@ def _in_git_folder(git: str, patterns: list[tuple[str, bool]]) -> bool:
                    for p, icase in patterns):
                 return True
     return False
+
+
+def _probe(pattern: str) -> str:
+    """A name ``pattern`` matches (``*.pyc`` -> ``x.pyc``, ``[ab]c`` -> ``ac``)."""
+    out: list[str] = []
+    k = 0
+    while k < len(pattern):
+        ch = pattern[k]
+        if ch in "*?":
+            out.append("x")
+        elif ch == "[" and "]" in pattern[k + 2:]:
+            end = pattern.index("]", k + 2)
+            first = pattern[k + 1:end].lstrip("!^")[:1]
+            out.append(first or "x")
+            k = end
+        else:
+            out.append(ch)
+        k += 1
+    return "".join(out)
+
+
+def _unignored(top: str, rels: list[str], patterns: list[tuple[str, bool]]) -> str:
+    """The first name pattern git would not ignore below a start path ("" when git ignores
+    every one), as ``rm -r`` asks of its folders: deleting only what git ignores."""
+    for rel in rels:
+        for pattern, _icase in patterns:
+            name = _probe(pattern)
+            path = name if rel == "." else os.path.join(rel, name)
+            if _ask_git(top, path) != "ignored":
+                return f"git does not ignore {pattern} in {rel}"
+    return ""
 
 
 def _kept(top: str, rels: list[str], patterns: list[tuple[str, bool]]) -> str:

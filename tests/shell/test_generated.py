@@ -140,7 +140,7 @@ def pyrepo(repo: Path) -> Path:
 @pytest.mark.parametrize("command", [
     "find . -name '*.pyc' -delete", "find . -type f -name '*.pyc' -delete",
     "find src -name '*.pyc' -delete", "find . -name __pycache__ -type d -delete",
-    "find . -iname '*.PYC' -delete", "find . -name '*.tmp' -delete",
+    "find . -iname '*.pyc' -delete", "find . -name '*.tmp' -delete", "find . -name '*.py[co]' -delete",
     "find . -name '*.pyc' -newer src/app.py -delete",
 ])
 def test_find_deleting_what_git_ignores_is_file_delete(pyrepo: Path, command: str) -> None:
@@ -151,9 +151,10 @@ def test_find_deleting_what_git_ignores_is_file_delete(pyrepo: Path, command: st
 @pytest.mark.parametrize("command, why", [
     ("find . -delete", "no name pattern"),
     ("find . -name '*' -delete", "match every file"),
-    ("find . -name '*.py' -delete", "src/app.py"),              # tracked
-    ("find . -name '*.txt' -delete", "src/new.txt"),            # not added, not ignored
-    ("find . -name '*.log' -delete", "src/keep.log"),
+    ("find . -name '*.py' -delete", "git does not ignore *.py"),      # tracked work
+    ("find . -name '*.txt' -delete", "git does not ignore"),          # not added, not ignored
+    ("find . -name '*.orig' -delete", "git does not ignore"),         # nothing matches now
+    ("find vendor -name '*.c' -delete", "vendor/patched.c"),         # ignored, yet tracked
     ("find . -not -name '*.pyc' -delete", "plain list"),
     ("find . ! -name '*.pyc' -delete", "plain list"),
     ("find . -name '*.pyc' -o -name '*.py' -delete", "plain list"),
