@@ -92,7 +92,9 @@ def _glob(name: str, pattern: str) -> bool:
 
 
 _MAX_LISTED = 500   # entries of a folder a glob is matched against
-_PREFERRED = {"governance-admin": 2, "exfiltration": 1}   # whose message shows on a tie
+# whose message shows when several acts decide alike: self-protection's, then a secret's, then
+# any act the analysis named over the cautious "could not tell" ones
+_PREFERRED = {"governance-admin": 2, "exfiltration": 1, "shell-unknown": -2, "shell-unlisted": -1}
 _MAX_PROTECTED_FILES = 2000
 _MAX_DEPTH = 16
 
@@ -338,7 +340,8 @@ class GovernanceLayer:
             return acts[0].primitive
         from governance.policy.decision import SEVERITY
         state = self.get_activity_state().state
-        return max(acts, key=lambda a: SEVERITY[self._rule(a.primitive, state)[0]]).primitive
+        return max(acts, key=lambda a: (SEVERITY[self._rule(a.primitive, state)[0]],
+                                        _PREFERRED.get(a.primitive, 0))).primitive
 
     def tool_primitive(self, tool_name: str) -> tuple[str, str]:
         """(primitive, mapping key) from the tools: section; ``unknown`` when nothing matches."""
@@ -833,7 +836,7 @@ class GovernanceLayer:
             if best is None or SEVERITY[decision.action] > SEVERITY[best.action] or (
                     SEVERITY[decision.action] == SEVERITY[best.action]
                     and _PREFERRED.get(act.primitive, 0) > _PREFERRED.get(best.primitive, 0)):
-                best = decision  # on a tie, self-protection's message, then a secret's, shows
+                best = decision  # on a tie, the most specific act's message shows
         assert best is not None
         best.acts = records
         best.map_rule = map_key

@@ -686,6 +686,12 @@ class _Analysis:
             if loop_protected(self, raw):
                 return True
         text = raw if value is None else value
+        if value is None and "$" in raw:     # docs/notes-$(date +%F).md: a name, not a folder
+            from governance.shell.expansion import runtime_protected
+
+            found = runtime_protected(self, raw)
+            if found is not None:
+                return found
         if value is None or any(c in value for c in _GLOB_CHARS) or self.cwd is None:
             lowered = text.lower()
             if any(m in lowered for m in self.shell.get("protected_markers", ())):

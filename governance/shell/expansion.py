@@ -255,3 +255,80 @@ def _folder(an: Walk) -> str | None:
 def _plain(path: str) -> bool:
     return "{" not in path and not any(c in path for c in GLOB)
 
+
+
+# run-time parts whose text holds no "/": they cannot move a path to another folder
+_SLASHLESS_VARIABLES = ("$$", "$RANDOM", "$SECONDS", "$EPOCHSECONDS", "$BASHPID", "$PPID", "$UID")
+_SLASHED_DATES = ("%D", "%x", "%c", "%r", "%+")
+
+
+def slashless_glob(raw: str) -> str | None:
+    """A word whose run-time parts print no ``/`` (``$(date +%F)``, ``$((n+1))``, ``$$``,
+    ``${#x}``) as a glob, each such part a ``*``: ``docs/notes-$(date +%F).md`` ->
+    ``docs/notes-*.md``. None when a part could hold anything, or the word is quoted oddly."""
+    if "'" in raw or "`" in raw or "\\" in raw or any(c in raw for c in GLOB):
+        return None
+    text = raw.replace('"', "")
+    out: list[str] = []
+    k = 0
+    while k < len(text):
+        if text[k] != "$":
+            out.append(text[k])
+            k += 1
+            continue
+        rest = text[k:]
+        if rest.startswith("$(("):
+            end = rest.find("))")
+            if end < 0 or "$(" in rest[3:end]:
+                return None
+            k += end + 2
+        elif rest.startswith("$("):
+            end = rest.find(")")
+            inner = rest[2:end].split() if end > 0 else []
+            if len(inner) != 2 or inner[0] != "date" or not inner[1].startswith("+") or \
+                    "/" in inner[1] or any(d in inner[1] for d in _SLASHED_DATES) or \
+                    "$" in inner[1]:
+                return None           # only date with a format that prints no "/"
+            k += end + 1
+        elif rest.startswith("${#"):
+            end = rest.find("}")
+            if end < 0:
+                return None
+            k += end + 1
+        else:
+            name = next((v for v in _SLASHLESS_VARIABLES if rest.startswith(v) and not (
+                rest[len(v):len(v) + 1].isalnum() or rest[len(v):len(v) + 1] == "_")), None)
+            if name is None:
+                return None
+            k += len(name)
+        out.append("*")
+    return "".join(out)
+
+
+def runtime_protected(an: Walk, raw: str) -> bool | None:
+    """Whether a word known only at run time, whose run-time parts print no ``/``, could name a
+    protected path: its folder is (or is in) a protected place, an existing protected file
+    matches it, it could name a protected probe, or its name could be a marker's file
+    (``activity_matrix.yaml``). None when its run-time parts could hold anything."""
+    glob = slashless_glob(raw)
+    if glob is None:
+        return None
+    folder, _, name = glob.rpartition("/")
+    if "*" in folder:
+        return None
+    markers = an.shell.get("protected_markers", ())
+    cwd = an.cwd or ""
+    path = system.normpath(system.join(cwd, glob)) if not system.isabs(glob) else glob
+    inside = "/" + path.rpartition("/")[0].lower() + "/"
+    if any(m in inside or m in (folder + "/").lower() for m in markers if "/" in m):
+        return True                             # .claude/$(date +%F).json: a protected folder
+    if any(could_name(path, probe) for probe in an.shell.get("protected_probes", ())
+           if "/" in probe):
+        return True
+    from governance.shell.rules import glob_match
+
+    if any(glob_match(name.lower(), m + ext) for m in markers if "/" not in m
+           for ext in (".yaml", ".yml", ".json", "")):
+        return True
+    found = pattern_protected(an, glob)
+    return bool(found)

@@ -337,8 +337,9 @@ def _tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
         if source is None:
             job.unknown(dest, "a source known only at run time")
             continue
-        if ":" in source.split("/", 1)[0]:
-            job.unknown(dest, f"the remote source {source}")
+        if ":" in source.split("/", 1)[0]:   # host:/x lands in DEST/x, host:/x/ in DEST
+            job.unknown(_landing(argv, dest, source.split(":", 1)[1]),
+                        f"the remote source {source}")
             continue
         path = job.path(source)
         if path is None:
@@ -352,6 +353,17 @@ def _tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
             job.unknown(dest, f"the folder {source}")
             continue
         _check_members(job, into, [(n, "", "") for n in names], 0, False, "rsync copies")
+
+
+def _landing(argv: Argv, dest: str, remote: str) -> str:
+    """Where rsync writes a remote source's files: ``DEST/NAME`` for a folder or file named
+    by its last part, ``DEST`` itself for its contents (``x/``, ``x/.``, a glob, the home
+    folder) or with ``--relative`` (the whole path is recreated below ``DEST``)."""
+    name = remote.rsplit("/", 1)[-1]
+    if remote.endswith("/") or name in ("", ".", "..", "~") or any(c in name for c in "*?[{") \
+            or any(has_flag(argv.flags, f) for f in ("-R", "--relative")):
+        return dest
+    return os.path.join(dest, name)
 
 
 def _walk(top: str) -> list[str] | None:

@@ -12,6 +12,21 @@ git ignores is not destroying work. A pattern with ``regenerable: true`` (``rm -
 Anything else (a tracked file, the repository, a path outside it, a folder that holds tracked work,
 a target known only at run time) keeps the pattern's primitive, and the reason says which.
 
+``find PATH... -name PATTERN -delete`` (``regenerable: matches``) deletes what its name patterns
+match, each file on its own: it is ``file-delete`` when the expression is a plain conjunction (no
+``-o``, ``!``, ``-not``, parentheses, ``-path``/``-regex`` tests or ``-L``) with at least one
+``-name``/``-iname`` whose pattern holds a character that is not a wildcard, every start path is
+inside the work tree (or the folder the command runs in), and
+
+- in a git repository: git ignores each pattern below each start path (``check-ignore`` of a
+  name it matches), no file git tracks or leaves unignored matches (``git ls-files --cached
+  --others --exclude-standard`` with the patterns as glob pathspecs), and no entry of the
+  repository's ``.git`` folder below a start path does;
+- with no git repository: every pattern is one of ``shell.build_files`` (``*.pyc``) or
+  ``shell.build_folders`` (``__pycache__``).
+
+``find . -delete``, ``find . -name '*' -delete``, ``find ~ -name x -delete`` stay destructive.
+
 Cold path: loaded only for a recursive delete. Git runs as a subprocess with the repository's
 configuration unable to start a command (no fs monitor, no pager, no optional locks); the answer
 is remembered per path in a small memo (``.claude/governance/.cache/ignored.marshal``, when the
@@ -27,6 +42,8 @@ from governance.project import recall, remember, signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from governance.shell.walk import Walk
 
 MEMO = "ignored.marshal"
@@ -60,6 +77,131 @@ def check(an: Walk, targets: list[tuple[str | None, str]]) -> tuple[bool, str]:
         kinds.setdefault(why, []).append(raw)
     return True, "; ".join(f"{_names(raws)} {'is' if len(raws) == 1 else 'are'} {why}"
                            for why, raws in kinds.items())
+
+
+_OPERATORS = ("-o", "-or", "-not", "!", "(", ")", ",", "-L", "-follow", "-path", "-ipath",
+              "-wholename", "-iwholename", "-regex", "-iregex", "-prune", "-samefile", "-inum",
+              "-links", "-lname", "-ilname")
+_WILDCARDS = "*?[]."
+_MAX_GIT_ENTRIES = 50_000
+
+
+def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]]) -> tuple[bool, str]:
+    """(True, why) when ``find STARTS... -name PATTERN -delete`` deletes only output the project
+    can build again, else (False, why)."""
+    words = [*argv.flags, *(v for v, _r in argv.positionals)]
+    if None in words or any(w in _OPERATORS for w in words):
+        return False, "its expression is not a plain list of tests"
+    names = [(v, False) for v, _r in argv.values.get("-name", ())] + \
+            [(v, True) for v, _r in argv.values.get("-iname", ())]
+    if not names or any(v is None for v, _i in names):
+        return False, "no name pattern limits what it finds"
+    patterns = [(str(v), icase) for v, icase in names]
+    if not any(any(c not in _WILDCARDS for c in p) for p, _i in patterns):
+        return False, "its name patterns match every file"
+    if an.root is None:
+        return False, "the folder the command runs in is not known"
+    root = os.path.realpath(an.root)
+    paths: list[str] = []
+    for value, raw in starts or [(".", ".")]:
+        path = an.where(value)
+        if path == "?" or value is None:
+            return False, f"{raw or '?'} is known only at run time"
+        if not os.path.isabs(path):
+            path = os.path.join(an.root, path)
+        paths.append(os.path.realpath(path))
+    top = _work_tree(root)
+    if top is None:
+        if any(p != root and not p.startswith(root.rstrip("/") + "/") for p in paths):
+            return False, "it searches outside the folder the command runs in"
+        generated = [*an.shell.get("build_files", ()), *an.shell.get("build_folders", ())]
+        if all(p in generated for p, _i in patterns):
+            return True, "its names are build output (no git repository here)"
+        return False, "its names are not build output (shell.build_files)"
+    if any(p != top and not p.startswith(top.rstrip("/") + "/") for p in paths):
+        return False, "it searches outside the repository"
+    rels = [os.path.relpath(p, top) for p in paths]
+    if any(".git" in r.split(os.sep) for r in rels):
+        return False, "it searches the repository's own .git folder"
+    if any(r == "." for r in rels) and _in_git_folder(os.path.join(top, ".git"), patterns):
+        return False, "its names match files in the repository's .git folder"
+    unignored = _unignored(top, rels, patterns)
+    if unignored:
+        return False, unignored
+    answer = _kept(top, rels, patterns)
+    if answer:
+        return False, answer
+    return True, "every file its names match is ignored by git: output the project can build again"
+
+
+def _in_git_folder(git: str, patterns: list[tuple[str, bool]]) -> bool:
+    """Whether an entry below ``.git`` matches a pattern (True when there are too many to look)."""
+    from fnmatch import fnmatchcase
+
+    if not os.path.isdir(git):
+        return False
+    seen = 0
+    for _folder, dirs, files in os.walk(git):
+        for name in [*dirs, *files]:
+            seen += 1
+            if seen > _MAX_GIT_ENTRIES:
+                return True
+            if any(fnmatchcase(name.lower() if icase else name, p.lower() if icase else p)
+                   for p, icase in patterns):
+                return True
+    return False
+
+
+def _probe(pattern: str) -> str:
+    """A name ``pattern`` matches (``*.pyc`` -> ``x.pyc``, ``[ab]c`` -> ``ac``)."""
+    out: list[str] = []
+    k = 0
+    while k < len(pattern):
+        ch = pattern[k]
+        if ch in "*?":
+            out.append("x")
+        elif ch == "[" and "]" in pattern[k + 2:]:
+            end = pattern.index("]", k + 2)
+            first = pattern[k + 1:end].lstrip("!^")[:1]
+            out.append(first or "x")
+            k = end
+        else:
+            out.append(ch)
+        k += 1
+    return "".join(out)
+
+
+def _unignored(top: str, rels: list[str], patterns: list[tuple[str, bool]]) -> str:
+    """The first name pattern git would not ignore below a start path ("" when git ignores
+    every one), as ``rm -r`` asks of its folders: deleting only what git ignores."""
+    for rel in rels:
+        for pattern, _icase in patterns:
+            name = _probe(pattern)
+            path = name if rel == "." else os.path.join(rel, name)
+            if _ask_git(top, path) != "ignored":
+                return f"git does not ignore {pattern} in {rel}"
+    return ""
+
+
+def _kept(top: str, rels: list[str], patterns: list[tuple[str, bool]]) -> str:
+    """The first file git tracks or does not ignore that a pattern matches below ``rels``
+    ("" when none), or why git could not say."""
+    import subprocess
+
+    specs = [f":(glob{',icase' if icase else ''}){'' if rel == '.' else rel + '/'}**/{p}"
+             for rel in rels for p, icase in patterns]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        listed = subprocess.run(["git", "--no-pager", "-c", "core.fsmonitor=false", "-c",
+                                 "core.untrackedCache=false", "ls-files", "-z", "--cached",
+                                 "--others", "--exclude-standard", "--", *specs], cwd=top,
+                                capture_output=True, timeout=5, env=env, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "git could not say which files its names match"
+    if listed.returncode != 0:
+        return "git could not say which files its names match"
+    first = listed.stdout.split(b"\0", 1)[0].decode("utf-8", "replace")
+    return f"its names match {first}, which git tracks or does not ignore" if first else ""
 
 
 def _names(raws: list[str]) -> str:

@@ -28,7 +28,11 @@ that is not a subcommand's: one that holds a path, a value (``=``), a capital fi
 digit, a file name (``reset.sh``: its last part is one of ``shell.lexicon.extensions``, or it
 names a file in the folder the command runs in), or a known command right after ``--`` (``dotenv
 -- rm -rf dist`` runs ``rm``, which is read as a command of its own); such a word right after an
-option, before any subcommand, is the option's value and is passed over (``-p /prod``). In a
+option, before any subcommand, is the option's value and is passed over (``-p /prod``), and so
+is the word after an option ``shell.lexicon.value_options`` says selects tests or names
+(``pytest -k add``, ``ctest -R install``, ``--filter NAME``). A test runner (a name the
+``local`` kind of ``shell.lexicon.kinds`` lists: ``jest -t install``) has no subcommand: its
+words select tests and files. In a
 program driven by options (no word before the option but option values), a long option that
 starts with a destructive verb is read as that verb (``kafka-topics --bootstrap-server HOST
 --delete``, ``--delete-config``), and so is a destructive verb inside an unlisted program's own
@@ -95,8 +99,11 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
     extensions = lexicon.get("extensions") or {}
     limit = lexicon.get("words", 4)
     messages = lexicon.get("message_options") or {}
+    selectors = lexicon.get("value_options") or {}
     contextual = lexicon.get("contextual") or {}
     kind = _kind(lexicon.get("kinds") or {}, base)
+    if kind == "local":
+        return None               # pytest -k install: a test runner's words select tests
     deployments = lexicon.get("deployments") or {}
     namespace = ""
     in_packages = ended = in_schema = in_deployments = False
@@ -116,8 +123,8 @@ def read(an: Walk, base: str, fields: list[str | None], raws: list[str],
             ended = True
             continue
         if word.startswith("-"):
-            skip = int(with_value.get(word, 0) or prose(word, fields[k + 1] if k + 1 < n
-                                                        else None, messages)) \
+            skip = int(with_value.get(word, 0) or word in selectors
+                       or prose(word, fields[k + 1] if k + 1 < n else None, messages)) \
                 if "=" not in word else 0
             verb = _option_verb(verbs, word) if not commanded else None
             if verb is not None:       # kafka-topics --delete, kafka-configs --delete-config

@@ -398,8 +398,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 reason = f"{reason}: {why}"
             if rule.get("regenerable"):      # rm -rf dist: output git ignores is file-delete
                 from governance.shell.generated import check
+                from governance.shell.generated import matched as found
 
-                rebuilt, why = check(an, real)
+                rebuilt, why = found(an, argv, real) if rule["regenerable"] == "matches" \
+                    else check(an, real)
                 primitive = "file-delete" if rebuilt else primitive
                 reason = f"{reason}: {why}"
             an.add(primitive, seg, reason)

@@ -9,11 +9,13 @@ Hot path: no imports. A rule (compiled by ``governance.shell.schema``) is a plai
 All the conditions a rule names must hold; a rule without conditions always matches. ``flags`` and
 ``args`` and ``text`` match when any of their items does; ``unless`` (flags) rules the match out
 when any of its flags is given; ``min_args`` asks for that many positional arguments after the
-subcommand; ``no_args`` for none at all; ``unknown_sub`` matches when the subcommand is known only
-at run time, ``unknown_args`` when an argument after it is; ``except_sub`` when there is a
-subcommand (a word of letters and dashes) and it is none of those listed; ``modes`` when a
-``chmod`` mode is sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r`` also
-matches inside a bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the
+subcommand; ``no_args`` for none at all; ``last`` (globs) that the last argument matches one,
+and ``not_last`` none (a destination known only at run time matches ``last`` and not
+``not_last``); ``unknown_sub`` matches when the subcommand is known only at run time,
+``unknown_args`` when an argument after it is; ``except_sub`` when there is a subcommand (a
+word of letters and dashes) and it is none of those listed; ``modes`` when a ``chmod`` mode is
+sweeping (``shell.modes``). ``--`` counts as a flag. A short flag ``-r`` also matches inside a
+bundle such as ``-rf``; ``--force`` matches ``--force``, ``--force=...`` and the
 abbreviations GNU parsers accept (``--forc``, at least three letters); a single-dash long flag
 (``-delete``) matches exactly. ``args`` items are globs where ``*`` matches any run of characters.
 
@@ -226,6 +228,13 @@ def match_rule(rule: dict[str, Any], argv: Argv) -> list[tuple[str | None, str]]
         return None
     text = rule.get("text")
     if text is not None and not _mentions(argv, text):
+        return None
+    last = positionals[-1][0] if len(positionals) > start else ""
+    wanted = rule.get("last")       # a destination known only at run time may be either
+    if wanted is not None and last is not None and not any(glob_match(g, last) for g in wanted):
+        return None
+    unwanted = rule.get("not_last")
+    if unwanted is not None and (last is None or any(glob_match(g, last) for g in unwanted)):
         return None
     if rule.get("modes"):     # chmod -R: only a mode that replaces, removes or opens (shell.modes)
         from governance.shell.modes import sweeping

@@ -59,9 +59,14 @@ class PatternModel(_Strict):
     modes: bool = False
     unless: Names = None
     min_args: int = Field(default=0, ge=0, le=16)
+    # the last argument (a copy's destination) matches one of these globs / none of them: the
+    # direction of a transfer (aws s3 cp SRC s3://... uploads, aws s3 cp s3://... DIR downloads)
+    last: Names = None
+    not_last: Names = None
     into: bool = False
     # every target is output the project can build again: file-delete (governance.shell.generated)
-    regenerable: bool = False
+    # "matches": what find -name PATTERN -delete matches (governance.shell.generated.matched)
+    regenerable: bool | Literal["matches"] = False
     # a deploy: deploy-ENV by the environment its words name (governance.shell.deployment)
     deploy: bool = False
     environment: str = Field(default="", pattern=r"^[a-z0-9-]*$")
@@ -238,6 +243,7 @@ class LexiconModel(_Strict):
     # a remote URL given to these is data (governance.shell.remote)
     settings: list[str] = []              # subcommands that store it: git remote add URL
     message_options: list[str] = []       # options whose value is text: git commit -m URL
+    value_options: list[str] = []         # options whose value is a selector: pytest -k add
     dependencies: list[str] = []          # package namespaces after which `get` fetches
     contextual: dict[str, str] = {}       # verb -> its act, only for a program of that kind
     kinds: dict[str, list[str]] = {}      # act -> program name globs (`*pm`, `git-*`)
@@ -266,6 +272,8 @@ class SecretFlowModel(_Strict):
     """Which programs name a secret file without showing it, print the environment, send
     their arguments out, or authenticate with a key file (docs/shell.md, "Secrets in commands")."""
     metadata: list[str] = []
+    # program -> options with which its output carries no line of the files it reads (grep -c)
+    metadata_options: dict[str, list[str]] = {}
     dumps: dict[str, list[str]] = {}
     sinks: list[str] = []
     credential_options: dict[str, list[str]] = {}
@@ -273,6 +281,8 @@ class SecretFlowModel(_Strict):
     secret_commands: dict[str, str] = {}
     # file-transfer clients' batch commands that send a local file (sftp <<< 'put .env')
     uploads: dict[str, list[str]] = {}
+    # "program subcommand" -> options that point it at another owner (gh secret set: --repo)
+    stores: dict[str, list[str]] = {}
 
 
 class ShellModel(_Strict):
@@ -289,6 +299,7 @@ class ShellModel(_Strict):
     command_env: dict[str, Literal["", "|"]] = {}
     local_hosts: list[str] = []
     build_folders: list[str] = []
+    build_files: list[str] = []            # name patterns of generated files (*.pyc)
     block_devices: list[str] = []          # names under /dev/ that are disks (globs)
     deploy_environments: dict[str, list[str]] = {}
     lexicon: LexiconModel = LexiconModel()
@@ -372,13 +383,15 @@ def compile_shell(section: dict[str, Any] | None, file: str) -> dict[str, Any]:
 SHELL_LAYERING: dict[tuple[str, ...], str] = {
     **{(key,): APPEND for key in ("read_only", "safe_targets", "harmless_flags", "protected_markers",
                                   "protected_probes", "unknown_destructive_markers", "risky_env",
-                                  "shells", "local_hosts", "build_folders", "output_options",
+                                  "shells", "local_hosts", "build_folders", "build_files",
+                                  "output_options",
                                   "output_words", "block_devices")},
     **{("secret_flow", key): APPEND for key in ("metadata", "sinks")},
     ("commands", "*", "patterns"): PREPEND,
     ("lexicon", "verbs", "*"): APPEND,
     **{("lexicon", key): APPEND for key in ("packages", "package_verbs", "schemas", "extensions",
-                                            "settings", "message_options", "dependencies",
+                                            "settings", "message_options", "value_options",
+                                            "dependencies",
                                             "deployments", "redeploys")},
     **{("commands", "*", key): APPEND for key in ("with_value", "runs", "recipes", "harmless")},
 }
@@ -439,6 +452,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                 "unknown_args": pattern.unknown_args,
                 "modes": pattern.modes,
                 "min_args": pattern.min_args,
+                "last": _as_list(pattern.last), "not_last": _as_list(pattern.not_last),
                 "sub_globs": [s for s in sub or () if "*" in s] or None,
             }))
             primitives.add(pattern.primitive)
@@ -529,7 +543,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "risky_env": _flags(model.risky_env),
         "command_env": dict(model.command_env),
         "local_hosts": [h.lower() for h in model.local_hosts],
-        "build_folders": list(model.build_folders),
+        "build_folders": list(model.build_folders), "build_files": list(model.build_files),
         "block_devices": list(model.block_devices),
         "deploy_environments": {env: [w.lower() for w in names]
                                 for env, names in model.deploy_environments.items()},
@@ -552,6 +566,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         "output_options": _flags(model.output_options),
         "output_words": [w.lower() for w in model.output_words],
         "secret_flow": {"metadata": dict.fromkeys(model.secret_flow.metadata, 1),
+                        "metadata_options": {k: list(v) for k, v in
+                                             model.secret_flow.metadata_options.items()},
                         "dumps": {k: list(v) for k, v in model.secret_flow.dumps.items()},
                         "sinks": dict.fromkeys(model.secret_flow.sinks, 1),
                         "credential_options": {k: list(v) for k, v in
@@ -559,7 +575,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                         "default_hosts": {k: v.lower() for k, v in
                                           model.secret_flow.default_hosts.items()},
                         "secret_commands": _by_program(model.secret_flow.secret_commands),
-                        "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()}},
+                        "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()},
+                        "stores": {k: list(v) for k, v in model.secret_flow.stores.items()}},
         "primitives": sorted(primitives),
     }
 
@@ -594,6 +611,7 @@ def _lexicon(lexicon: LexiconModel, primitives: set[str]) -> dict[str, Any]:
             "extensions": _flags([w.lower() for w in lexicon.extensions]),
             "settings": _flags(lexicon.settings),
             "message_options": _flags(lexicon.message_options),
+            "value_options": _flags(lexicon.value_options),
             "dependencies": _flags([w.lower() for w in lexicon.dependencies]),
             "contextual": {w.lower(): p for w, p in lexicon.contextual.items()},
             "kinds": {p: list(globs) for p, globs in lexicon.kinds.items()},

@@ -239,6 +239,45 @@ _VALUED = ("-A", "-B", "-C", "-m", "--max-count", "-g", "--glob", "-t", "--type"
            "--type-not", "--include", "--exclude", "--color", "--colour", "-d", "-D")
 
 
+# short options that take a value: the rest of a cluster after one is that value (grep -m1q)
+_CLUSTER_VALUES = frozenset("efmABCdDgtTErMj")
+_LINES_AGAIN = ("--json", "--vimgrep")
+_VALUED_LONG = ("--regexp", "--file", "--max-count", "--after-context", "--before-context",
+                "--context", "--devices", "--directories", "--glob", "--type", "--type-not",
+                "--include", "--exclude", "--exclude-dir", "--label", "--max-depth", "--encoding",
+                "--replace", "--threads", "--max-columns", "--sort", "--sortr")
+
+
+def _counted(fields: list[str | None], options: list[str] | None) -> bool:
+    """Whether an option of ``options`` (``secret_flow.metadata_options``) makes the command
+    print only a count, a file name or nothing (``grep -q``, ``grep -c``, ``grep -rlE``), and no
+    option prints lines again (``rg -c --json``)."""
+    if not options:
+        return False
+    quiet = False
+    valued = False
+    for field in fields[1:]:
+        if field is None or valued:
+            valued = False
+            continue
+        if field == "--":
+            break
+        if field.startswith("--"):
+            name = field.split("=", 1)[0]
+            if name in _LINES_AGAIN:
+                return False
+            quiet = quiet or name in options
+            valued = "=" not in field and name in _VALUED_LONG
+        elif field.startswith("-") and len(field) > 1:
+            for i, ch in enumerate(field[1:], 1):
+                if f"-{ch}" in options:
+                    quiet = True
+                if ch in _CLUSTER_VALUES or not ch.isalpha():
+                    valued = ch in _CLUSTER_VALUES and i == len(field) - 1   # -e PATTERN
+                    break
+    return quiet
+
+
 def _output(option: str | None) -> bool:
     """Whether ``option`` names a file the command writes (``-o``, ``--output``, ``-out``,
     ``-keyout``): a key written there is not read."""
@@ -255,7 +294,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     whether its arguments name local files."""
     table = an.shell.get("secret_flow") or {}
     sub = fields[1] if len(fields) > 1 else None
-    metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ())
+    metadata = base in table.get("metadata", ()) or f"{base} {sub}" in table.get("metadata", ()) \
+        or _counted(fields, table.get("metadata_options", {}).get(base))
     if not metadata and cmd is not None and cmd.words:   # ssh-keygen -t ed25519 -f KEY: a
 
         written_first = word_text(cmd.words[0]).rsplit("/", 1)[-1]
@@ -266,17 +306,20 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     carried: list[Carried] = []     # secrets the words carry
     option: str | None = None
     written = _written(base, fields)
+    before = fields[1:fields.index("--")] if "--" in fields[1:] else fields[1:]
     pattern = base in _SEARCHES and not any(
         f is not None and (f in ("-e", "-f", "--regexp", "--file") or f.startswith(
-            ("--regexp=", "--file="))) for f in fields[1:])
+            ("--regexp=", "--file="))) for f in before)
+    ended = False
     for k, (field, raw) in enumerate(zip(fields[1:], raws[1:], strict=False), 1):
         text = raw if field is None else field
         where = _where(option, text, base, an.shell)
         used = option in credentials or k in written or text.split("=", 1)[0] in credentials \
             or _output(option) or (text[:1] == "-" and _output(text.split("=", 1)[0])
                                    and "=" in text)
-        if pattern and text[:1] != "-" and option not in _VALUED:   # grep PATTERN FILE...: the
-            pattern, used = False, True                           # pattern names no file
+        if pattern and (ended or (text[:1] != "-" and option not in _VALUED)) and text != "--":
+            pattern, used = False, True     # grep PATTERN FILE...: the pattern names no file
+        ended = ended or (text == "--" and base in _SEARCHES)
         option = text if text[:1] == "-" and "=" not in text else None
         if files and not metadata and not used and raw not in an.prose:   # not -m TEXT
             path = paths(field) if field is not None else (
@@ -338,18 +381,80 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         if connection:                            # env > /dev/udp/HOST/53: what it prints
             everything.extend((label, f"printed by {base}", "through the connection")
                               for label in dumped)
-        _exfiltration(an, base, seg, everything, hosts)
+        if not _stored(an, base, fields, cmd, hosts, table):
+            _exfiltration(an, base, seg, everything, hosts)
         for name, value in cmd.assigns if cmd is not None else ():
             _configured(an, base, seg, name, value)
         if printed:                               # gh auth token: it prints, it sends nothing
             _reading(an, base, seg, cmd, [], [], [], printed, metadata)
     else:
         redirected = [c for c in fed if c[1].startswith("the secret file")]   # jq . < .env
-        _reading(an, base, seg, cmd, [*named, *redirected], carried, fed, dumped, metadata)
+        shows = [c for c in [*named, *redirected]
+                 if base not in _LOADERS or not _environment_file(an, c[1])]   # source .env
+        _reading(an, base, seg, cmd, shows, carried, fed, dumped, metadata)
     labels = list(dict.fromkeys([*(c[0] for c in everything), *dumped]))
     if not labels:
         return
     _remember(an, base, fields, raws, seg, cmd, labels, named)
+
+
+# variables that point a service's CLI at another repository, account or host (GH_REPO, FLY_APP)
+_RETARGETS = ("HOST", "REPO", "ORG", "APP", "URL", "ACCOUNT", "TEAM", "SCOPE", "ENDPOINT")
+
+
+def _stored(an: Walk, base: str, fields: list[str | None], cmd: Simple | None,
+            hosts: list[str], table: dict[str, Any]) -> bool:
+    """Whether the command stores what it is given in the service it talks to, as the
+    repository's own secret (``secret_flow.stores``: ``gh secret set NAME < .env.api``): no
+    option or variable points it at another owner, and it reaches only its default host."""
+    default = table.get("default_hosts", {}).get(base)
+    if default is None or hosts != [default]:
+        return False
+    for key, options in table.get("stores", {}).items():
+        words = key.split()
+        if words[0] != base or list(fields[1:len(words)]) != words[1:]:
+            continue
+        names = [name for name, _value in cmd.assigns] if cmd is not None else []
+        prefix = base.upper() + "_"
+        if any(name.upper().startswith(prefix) and any(p in name.upper() for p in _RETARGETS)
+               for name in [*names, *an.vars]):
+            return False                      # GH_REPO=other/repo gh secret set ...
+        rest = list(fields[len(words):])
+        for k, field in enumerate(rest):
+            if field is None:      # known at run time: only as the value of an option
+                before = rest[k - 1] if k else None
+                if before is None or before[:1] != "-" or "=" in before or before in options:
+                    return False
+                continue
+            option = field.split("=", 1)[0]
+            named = option in options or any(
+                len(o) == 2 and field.startswith(o) and len(field) > 2 for o in options)
+            if named and not (base == "gh" and option in ("-R", "--repo") and _own_repo(
+                    an, field.split("=", 1)[1] if "=" in field else
+                    rest[k + 1] if k + 1 < len(rest) else None)):
+                return False
+        return True
+    return False
+
+
+def _own_repo(an: Walk, value: str | None) -> bool:
+    """Whether ``value`` (``OWNER/NAME``) is a GitHub repository a remote of this project's git
+    repository names."""
+    if not value or an.root is None or value.count("/") != 1:
+        return False
+    from governance.shell.source import read
+
+    kind, text = read(an, an.root.rstrip("/") + "/.git/config")
+    if kind != "text":
+        return False
+    want = value.lower().removesuffix(".git")
+    for line in text.splitlines():
+        name, equals, url = line.strip().partition("=")
+        url = url.strip().lower().removesuffix(".git").rstrip("/")
+        if equals and name.strip() == "url" and "github.com" in url and (
+                url.endswith("github.com/" + want) or url.endswith("github.com:" + want)):
+            return True
+    return False
 
 
 def _configured(an: Walk, base: str, seg: str, name: str, value: Any) -> None:
@@ -744,7 +849,8 @@ def _reading(an: Walk, base: str, seg: str, cmd: Simple | None, named: list[Carr
         _read(an, seg, f"{base} reads {files}, which holds credentials (secrets.paths: "
                        f"{', '.join(labels)})", labels)
     shown = [c for c in [*carried, *fed] if c[1] == "environment variable" or
-             c[1].startswith("the file ")]       # echo $TOKEN, cat /tmp/x written with it
+             c[1].startswith(("the file ", "through $"))]
+    # echo $TOKEN, cat /tmp/x written with it, echo $DB_PASSWORD after source .env
     secret_vars = [c[0] for c in shown]
     if dumped or (secret_vars and base not in _QUIET and base not in _DECLARERS and
                   base in _READING_PROGRAMS and not (cmd is not None and _redirected(an, cmd))):
@@ -858,6 +964,38 @@ def _redirected(an: Walk, cmd: Simple) -> bool:
     return any(r.op in (">", ">>", ">|", "&>", "&>>") and r.target is not None and
                word_text(r.target) not in ("/dev/stdout", "/dev/stderr", "/dev/tty")
                for r in cmd.redirs)
+
+
+# programs that load a file into the shell's variables without showing it (source .env): what
+# shows or sends those variables later is the act (``Flow.sourced``)
+_LOADERS = frozenset(("source", "."))
+
+
+def _environment_file(an: Walk, how: str) -> bool:
+    """Whether the secret file ``how`` names (``the secret file PATH``) holds only variable
+    assignments (``NAME=VALUE``, ``export NAME=VALUE``, ``set -a``, comments): sourcing it loads
+    them and prints nothing. Any other line would run, and its errors would show it."""
+    from governance.shell.source import path_of, read
+
+    prefix = "the secret file "
+    path = path_of(an, how[len(prefix):]) if how.startswith(prefix) else None
+    if path is None:
+        return False
+    kind, text = read(an, path)
+    if kind != "text":
+        return False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] == "#" or line in ("set -a", "set +a", "set -o allexport",
+                                                  "set +o allexport"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        name, equals, value = line.partition("=")
+        if not equals or not name.isidentifier() or value.count('"') % 2 or \
+                value.count("'") % 2:
+            return False            # a command, or a quoted value over several lines
+    return True
 
 
 # programs that show what they read or are given (besides the read_only list)

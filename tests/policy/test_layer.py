@@ -108,3 +108,26 @@ def test_check_activity_uses_current_state_by_default(project: Path) -> None:
     layer = GovernanceLayer(str(project))
     assert layer.check_activity("web-fetch").action == "block"
     assert layer.check_activity("web-fetch", "EXPLORE").action == "allow"
+
+
+@pytest.mark.parametrize("command, primitive", [
+    ("$CMD && rm -rf src", "destructive"),            # shell-unknown first, destructive second
+    ("rm -rf src; $CMD", "destructive"),
+    ("$TOOL install; rm -rf src", "destructive"),
+])
+def test_a_named_act_is_reported_over_shell_unknown(project: Path, command: str,
+                                                    primitive: str) -> None:
+    set_state(project, "implementation-cycle/DO")
+    layer = GovernanceLayer(str(project))
+    decision = layer.decide("Bash", {"command": command}, str(project))
+    found = {a["primitive"] for a in decision.acts if a["action"] == decision.action}
+    assert "shell-unknown" in found and primitive in found
+    assert decision.primitive == primitive
+    assert layer.map_tool_to_primitive("Bash", {"command": command}, str(project)) == primitive
+
+
+def test_shell_unknown_is_reported_when_it_alone_decides(project: Path) -> None:
+    set_state(project, "implementation-cycle/DO")
+    layer = GovernanceLayer(str(project))
+    decision = layer.decide("Bash", {"command": "$CMD; ls"}, str(project))
+    assert decision.primitive == "shell-unknown" and decision.action == "ask"

@@ -119,3 +119,65 @@ def test_without_git_build_and_cache_folders_are_file_deletes(tmp_path: Path) ->
     assert "lib is not a build or cache folder" in acts("rm -rf lib", root)["destructive"]
     assert "outside the folder" in acts(f"rm -rf {os.path.dirname(root)}/x/dist", root)[
         "destructive"]
+
+
+# --- find -name PATTERN -delete -------------------------------------------------------------------
+@pytest.fixture
+def pyrepo(repo: Path) -> Path:
+    """``repo`` with Python bytecode git ignores, and a tracked ``keep.log``."""
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() +
+                                     "*.pyc\n__pycache__/\n*.tmp\n")
+    (repo / "src" / "__pycache__").mkdir()
+    (repo / "src" / "__pycache__" / "app.cpython-312.pyc").write_bytes(b"\0")
+    (repo / "src" / "old.pyc").write_bytes(b"\0")
+    (repo / "src" / "keep.log").write_text("kept\n")
+    (repo / "src" / "new.txt").write_text("work not yet added\n")
+    git(repo, "add", ".gitignore", "src/keep.log")
+    git(repo, "commit", "-qm", "ignore bytecode")
+    return repo
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.pyc' -delete", "find . -type f -name '*.pyc' -delete",
+    "find src -name '*.pyc' -delete", "find . -name __pycache__ -type d -delete",
+    "find . -iname '*.pyc' -delete", "find . -name '*.tmp' -delete", "find . -name '*.py[co]' -delete",
+    "find . -name '*.pyc' -newer src/app.py -delete",
+])
+def test_find_deleting_what_git_ignores_is_file_delete(pyrepo: Path, command: str) -> None:
+    found = acts(command, pyrepo)
+    assert "destructive" not in found and "file-delete" in found, found
+
+
+@pytest.mark.parametrize("command, why", [
+    ("find . -delete", "no name pattern"),
+    ("find . -name '*' -delete", "match every file"),
+    ("find . -name '*.py' -delete", "git does not ignore *.py"),      # tracked work
+    ("find . -name '*.txt' -delete", "git does not ignore"),          # not added, not ignored
+    ("find . -name '*.orig' -delete", "git does not ignore"),         # nothing matches now
+    ("find vendor -name '*.c' -delete", "vendor/patched.c"),         # ignored, yet tracked
+    ("find . -not -name '*.pyc' -delete", "plain list"),
+    ("find . ! -name '*.pyc' -delete", "plain list"),
+    ("find . -name '*.pyc' -o -name '*.py' -delete", "plain list"),
+    ("find . \\( -name '*.pyc' \\) -delete", "plain list"),
+    ("find . -path '*/src/*' -delete", "plain list"),
+    ("find -L . -name '*.pyc' -delete", "plain list"),
+    ("find / -name '*.pyc' -delete", "outside the repository"),
+    ("find ~ -name '*.pyc' -delete", "outside the repository"),
+    ("find .. -name '*.pyc' -delete", "outside the repository"),
+    ("find .git -name '*.pyc' -delete", ".git"),
+    ("find . -name HEAD -delete", ".git folder"),
+    ("find . -name 'index' -delete", ".git folder"),
+    ("find \"$D\" -name '*.pyc' -delete", "not a plain list"),
+    ("find . -name \"$P\" -delete", "no name pattern"),
+])
+def test_find_deleting_anything_else_stays_destructive(pyrepo: Path, command: str,
+                                                       why: str) -> None:
+    found = acts(command, pyrepo)
+    assert "destructive" in found and why in found["destructive"], found
+
+
+def test_find_delete_without_git_keeps_to_build_output(tmp_path: Path) -> None:
+    assert "destructive" not in acts("find . -name '*.pyc' -delete", tmp_path)
+    assert "destructive" not in acts("find . -name __pycache__ -delete", tmp_path)
+    assert "destructive" in acts("find . -name '*.py' -delete", tmp_path)
+    assert "destructive" in acts("find / -name '*.pyc' -delete", tmp_path)

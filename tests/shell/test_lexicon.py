@@ -14,6 +14,7 @@ meanings below are the issue's, written here, not read from the matrix.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,12 @@ def spelled(draw: st.DrawFn, verb: str) -> str:
             "under": f"{verb}_{other}"}[form]
 
 
+# options whose value selects tests or names (pytest -k, ctest -R, --filter)
+SELECTORS = st.sampled_from(["-k", "-t", "--grep", "--filter", "--focus", "-run", "-R",
+                             "--match", "--testNamePattern", "--name"])
+# test runners: their words select tests (pytest -k add, jest -t install, rspec -e install)
+RUNNERS = st.sampled_from(["pytest", "jest", "vitest", "mocha", "rspec", "ctest", "bats",
+                           "phpunit", "ginkgo"])
 LAUNCHERS = ["{c}", "sudo {c}", "env CI=1 {c}", "timeout 60 {c}", "bash -c '{c}'",
              "sh -c \"{c}\"", "nohup {c} &", "true && {c}", "f() {{ {c}; }}; f", "( {c} )"]
 
@@ -109,7 +116,7 @@ def unlisted_mention(draw: st.DrawFn) -> str:
     verb, _primitive = draw(st.sampled_from(PAIRS))
     program = draw(PROGRAMS)
     form = draw(st.sampled_from(["help", "dry", "path", "file", "after-read", "after-build",
-                                 "printer", "grep", "message", "capital"]))
+                                 "printer", "grep", "message", "capital", "selector", "runner"]))
     return {
         "help": f"{program} {verb} --help",
         "dry": f"{program} {verb} --dry-run",
@@ -121,6 +128,9 @@ def unlisted_mention(draw: st.DrawFn) -> str:
         "grep": f"grep -rn {verb} src/",
         "message": f"git commit -m '{verb} the old cache'",
         "capital": f"{program} -configuration {verb.capitalize()} build",
+        "selector": f"{program} {draw(SELECTORS)} {verb}",
+        "runner": f"{draw(RUNNERS)} {draw(st.sampled_from(['', '-x', '-v']))} "
+                  f"{draw(st.sampled_from(['-k', '-t', '--grep', '-f', '-e', '']))} {verb}",
     }[form]
 
 
@@ -340,3 +350,27 @@ def test_a_cloud_clis_reads_reach_the_provider_and_its_local_words_stay_quiet(
 def test_a_cloud_clis_local_settings_are_read_on_this_machine(command: str,
                                                                launcher: str) -> None:
     assert acts(launcher.format(c=command)) - {"privilege"} <= {"shell-read", "shell-execute"}, command
+
+
+# --- selectors are not subcommands ----------------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    "pytest -k add", "pytest -k install", "pytest -x -k 'install and not slow' tests/",
+    "python -m pytest -k install", "uv run pytest -k add", "jest -t install", "bats -f add tests",
+    "npm test -- --grep install", "cargo test add", "go test -run Install ./...",
+    "make test ARGS=install", "ctest -R install", "mocha --grep install", "rspec -e install",
+    "zqtool -k install", "zqtool --filter install", "zqtool --name install list",
+])
+def test_a_test_selector_is_not_a_subcommand(command: str) -> None:
+    assert not acts(command) & LOUD, (command, acts(command))
+
+
+@pytest.mark.parametrize("command, primitive", [
+    ("zqtool --filter web destroy", "destructive"),   # the value passed over, the verb read
+    ("zqtool -k key install pkg", "package-install"),
+    ("zqtool -t prod delete cluster", "destructive"),
+    ("zqtool --yes destroy", "destructive"),          # a flag, not a selector
+    ("terragrunt -k x destroy", "destructive"),
+    ("pytest -k add; zqtool destroy", "destructive"),
+])
+def test_a_verb_after_a_selectors_value_is_still_read(command: str, primitive: str) -> None:
+    assert primitive in acts(command), (command, acts(command))

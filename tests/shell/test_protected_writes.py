@@ -225,6 +225,13 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "sed -nf /dev/stdin x.json <<< 'w .claude/settings.json'",
     "gzip .claude/settings.json", "xz -z .claude/governance/state.json", "bzip2 .mcp.json",
     "chattr +i .claude/settings.json", "chattr -R +i .",
+    # a run-time name in a protected folder, or one that could spell a protected file
+    "echo > \".claude/$(echo settings).json\"", "echo > \".claude/$(date +%F).json\"",
+    "echo > \".claude/settings$(date +%s).json\"", "echo > \"activity_matrix$((1)).yaml\"",
+    "echo > \".claude/governance/x$$.txt\"", "cd .claude && echo > \"x-$(date +%F).md\"",
+    "echo > \"docs/$(cat f)activity_matrix.md\"", "echo > \"docs/$X-activity_matrix.md\"",
+    "echo x > \"$HOME/.claude/x-$(date +%F).md\"",
+    "echo > \".claude/commands/x-$(date +%s).md\"",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -235,6 +242,9 @@ def test_protected_files_reached_through_run_time_values_and_aliases(
     "find .claude -name '*.json' | xargs cat", "ls .claude | xargs -n1 echo",
     "for f in $(ls docs); do rm docs/$f.bak; done", "ln -s /usr/bin/python3 bin/python",
     "find build -name '*.o' | xargs rm -f", "rm -rf build/*", "for f in src/*.py; do : > \"$f\"; done",
+    # a name that only holds a protected file's name, its run-time part printing no "/"
+    "echo x > \"docs/activity_matrix-$(date +%F).md\"", "echo > \"notes/settings-$$.json\"",
+    "date > \"logs/governance-$(date +%Y%m%d).log\"", "echo > \"out/run-$((n+1)).txt\"",
 ])
 def test_run_time_values_from_ordinary_places_are_not_governance_admin(
         layer: GovernanceLayer, cmd: str) -> None:
