@@ -99,31 +99,6 @@ _MAX_PROTECTED_FILES = 2000
 _MAX_DEPTH = 16
 
 
-def _files_under(path: str, pattern: str | None, found: set[tuple[int, int]],
-                 budget: list[int], depth: int = 0) -> None:
-    """Add (device, inode) of ``path`` when it is a file, or of the files below it when it is a
-    folder (only those whose lower-cased path matches ``pattern``, when given)."""
-    if budget[0] <= 0:
-        return
-    try:
-        info = system.stat(path)
-    except (OSError, ValueError):
-        return
-    budget[0] -= 1
-    if (info.st_mode & 0o170000) == 0o100000:
-        if pattern is None or _match(path.lower(), pattern):
-            found.add((info.st_dev, info.st_ino))
-        return
-    if (info.st_mode & 0o170000) != 0o040000 or depth >= _MAX_DEPTH:
-        return
-    try:
-        names = system.listdir(path)
-    except OSError:
-        return
-    for name in names:
-        _files_under(system.join(path, name), pattern, found, budget, depth + 1)
-
-
 def _paths_under(path: str, pattern: str | None, found: list[str], budget: list[int],
                  depth: int = 0) -> None:
     """Append ``path`` when it is a file, or the files below it when it is a folder (only those
@@ -721,15 +696,13 @@ class GovernanceLayer:
         """(device, inode) of every existing protected file (``protected_paths``; our
         installation is not walked), bounded to ``_MAX_PROTECTED_FILES`` files."""
         found: set[tuple[int, int]] = set()
-        budget = [_MAX_PROTECTED_FILES]
-        for place in self.protected_places()[:len(self.matrix["protected"])]:
-            cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
-                       if k >= 0), default=-1)
-            if cut < 0:
-                _files_under(place, None, found, budget)
-            else:
-                folder = place[:cut].rsplit(system.sep, 1)[0] or system.sep
-                _files_under(folder, place.lower(), found, budget)
+        for path in self.protected_files(system.sep):
+            try:
+                info = system.stat(path)
+            except (OSError, ValueError):
+                continue
+            if (info.st_mode & 0o170000) == 0o100000:
+                found.add((info.st_dev, info.st_ino))
         return found
 
     def _installation(self) -> list[str]:
