@@ -244,6 +244,12 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
     return False
 
 
+def _one_level(fields: list[str | None]) -> bool:
+    """``find DIR -maxdepth 0|1 ...``: it does not descend below the folders it names."""
+    return any(fields[k] == "-maxdepth" and fields[k + 1] in ("0", "1")
+               for k in range(len(fields) - 1))
+
+
 _SIGNALLERS = ("kill", "pkill", "killall", "skill", "fuser")
 
 
@@ -402,6 +408,12 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
                 rebuilt, why = found(an, argv, real) if rule["regenerable"] == "matches" \
                     else check(an, real)
+                if not rebuilt and rule["regenerable"] == "matches":
+                    whole, why_whole = check(an, real)     # find build -delete: build is output
+                    if whole:
+                        rebuilt, why = whole, why_whole
+                    elif _one_level(fields):               # find DIR -maxdepth 1: as rm DIR/*
+                        rebuilt, why = True, "it deletes the files of one folder, as rm DIR/* does"
                 primitive = "file-delete" if rebuilt else primitive
                 reason = f"{reason}: {why}"
             an.add(primitive, seg, reason)
