@@ -19,6 +19,8 @@ Forms (one string each, several per option allowed):
   ``RemoteCommand``);
 - ``"@ex"``: Vim/ex/ed commands (``shell.editor``): ``!CMD``, ``r !CMD``, ``w !CMD``,
   ``call system(...)``, ``py3 CODE`` ...;
+- ``"@exfile"``: the name of a file of such commands (``vim -S FILE``, ``-u VIMRC``), read from
+  disk or from what the command wrote into it earlier;
 - ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
 
 Imported only when such an option or variable appears (hot path: no imports at load time).
@@ -73,6 +75,11 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
             an.script(rest, depth + 1, seg)
             return True
         return False
+    if form == "@exfile":     # vim -S FILE, -u VIMRC: Vim commands read from a file
+        if value.upper() in ("NONE", "NORC", "DEFAULTS", "NOPLUGIN"):
+            return True
+        text = _file_text(an, what, value, seg)
+        return _read(an, what, "@ex", text, seg, depth) if text else True
     if form == "@ex":
         from governance.shell.editor import ex_commands
 
@@ -86,6 +93,21 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
         return False
     _run(an, what, language if at else "sh", value[len(prefix):], seg, depth)
     return True
+
+
+def _file_text(an: Walk, what: str, value: str, seg: str) -> str | None:
+    """The text of a file a program reads commands from: written earlier in this command, or
+    on disk (a missing file runs nothing); None, and ``shell-unknown`` when it cannot be read."""
+    from governance.shell import source
+
+    path = source.path_of(an, value)
+    if path is None:
+        text = an.file_text(value)
+        if text is None:
+            an.unknown(seg, f"{what} {value} runs commands from a file that cannot be read "
+                            "before they run")
+        return text
+    return source.text_of(an, what, path, value, seg)
 
 
 def _run(an: Walk, what: str, kind: str, text: str, seg: str, depth: int) -> None:
@@ -143,7 +165,7 @@ def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: s
                 values.append((None, option))
         for value, _raw in values:
             language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
-                forms[0] not in ("@ssh", "@ex") else ""
+                forms[0] not in ("@ssh", "@ex", "@exfile") else ""
             if language and value is not None:
                 code.setdefault(language, []).append(value)
             else:

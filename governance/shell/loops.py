@@ -43,6 +43,22 @@ def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
     an.loops[name] = values
 
 
+def bind_lines(an: Walk, fields: list[str | None], source: str) -> None:
+    """``PRODUCER | while read NAME; do ... "$NAME" ...``: each NAME ``read`` sets takes a
+    line (or part of one) that PRODUCER writes, known only at run time; PRODUCER's text is kept
+    as a ``for NAME in $(PRODUCER)`` keeps it, so the body's targets are read the same way."""
+    from governance.shell.evaluated import _READ_VALUED
+
+    skip = False
+    for field in fields[1:]:
+        if skip:
+            skip = False
+        elif field is not None and field[:1] == "-" and len(field) > 1:
+            skip = field in _READ_VALUED or field == "-a"
+        elif field is not None and field.isidentifier():
+            an.loops[field] = [UNKNOWN + source]
+
+
 def computed_protected(an: Walk, text: str) -> bool:
     """Whether the command text that computes a value (``$(ls .claude/*.json)``, ``find .claude
     -name '*.json'`` piped to ``xargs``) names a protected path or the folder of one."""

@@ -47,6 +47,14 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
     """``git -c alias.p=push p`` runs ``git push``; ``git -c alias.x='!rm -rf b' x`` and
     ``-c core.sshCommand=CMD`` run shell commands. Returns the argv with an alias expanded, or
     None when nothing changes it."""
+    for field in fields[1:]:       # clone, fetch, remote add, config, -c remote.x.url=...
+        if field is None:
+            continue
+        assigned = "=" in field and not field.startswith(("-", "ext::"))
+        url = field.partition("=")[2] if assigned else field
+        if url.startswith("ext::"):
+            an.add("code-exec", seg, "git runs the command of an ext:: remote")
+            an.script(" ".join(quote(word) for word in ext_command(url)), depth + 1, seg)
     aliases: dict[str, str | None] = {}
     i = 1
     while i < len(fields):
@@ -105,6 +113,36 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
         an.script(f"{value[1:]} {rest}".strip(), depth + 1, seg)
         return [fields[0], "version"]            # the alias ran a shell command, not git
     return [*fields[:i], *value.split(), *fields[i + 1:]]
+
+
+def ext_command(url: str) -> list[str]:
+    """The command an ``ext::`` remote runs, as git-remote-ext reads it: words split on
+    unescaped spaces, ``%`` escapes (``% `` a space, ``%%`` a percent sign, ``%s``/``%S`` the
+    service's name); a word holding ``%G`` or ``%V`` is for git and is not passed on."""
+    words: list[str] = []
+    word: list[str] = []
+    own = True          # the word is passed to the command
+    text = url[len("ext::"):]
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "%" and i + 1 < len(text):
+            escape = text[i + 1]
+            word.append({" ": " ", "%": "%", "s": "git-upload-pack", "S": "upload-pack"}.get(
+                escape, ""))
+            own = own and escape not in "GV"
+            i += 2
+            continue
+        if char == " ":
+            if word and own:
+                words.append("".join(word))
+            word, own = [], True
+        else:
+            word.append(char)
+        i += 1
+    if word and own:
+        words.append("".join(word))
+    return words
 
 
 _CONFIG_VALUED = ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value")

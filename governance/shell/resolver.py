@@ -302,6 +302,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import evaluated
 
         evaluated.builtin(an, base, fields, raws, seg, depth)
+        if base == "read" and cmd is not None and cmd.piped_from is not None:
+            from governance.shell.loops import bind_lines  # find /srv | while read f; ...
+
+            bind_lines(an, fields, cmd.piped_from.segment)
     if base == "expect":
         from governance.shell import expectscript  # expect -c 'spawn CMD'
 

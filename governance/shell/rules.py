@@ -268,7 +268,9 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
         if len(positionals) >= 2:
             folder, raw = positionals[-1]
             out.append((folder, raw))
-            if rule.get("into") and folder is not None:   # cp a b DIR writes DIR/a and DIR/b
+            if rule.get("into") and folder is not None and _itself(rule, argv):
+                out.append((folder, raw))   # cp -rT SRC DIR: DIR itself becomes what SRC is
+            elif rule.get("into") and folder is not None:   # cp a b DIR writes DIR/a and DIR/b
                 for source, _ in positionals[:-1]:
                     if source:
                         name = source.rstrip("/").rsplit("/", 1)[-1]
@@ -290,6 +292,14 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
                            for folder, raw in given if folder is not None
                            for source, _ in positionals if source)
     return out
+
+
+def _itself(rule: dict[str, Any], argv: Argv) -> bool:
+    """Whether a program that copies into a folder (``-t DIR``: GNU cp, install, ln) was told
+    that its last name is the destination itself (``-T``, ``--no-target-directory``): ``cp -rT
+    SRC DIR`` puts SRC's files over DIR's, as ``cp -r SRC/. DIR`` does."""
+    return "-t" in rule.get("target_options", ()) and (
+        has_flag(argv.flags, "-T") or has_flag(argv.flags, "--no-target-directory"))
 
 
 FALSE_VALUES = ("none", "false", "0", "no", "off")

@@ -141,7 +141,7 @@ class CommandModel(_Strict):
     # options whose value may be a command the program runs: option (or "SUB OPTION", "+" for
     # `vim +CMD`, "*" for every argument) -> forms (governance.shell.embedded): "" a shell
     # line, "PREFIX" a shell line after PREFIX, "PREFIX@LANGUAGE" code, "@ssh" an ssh option,
-    # "@ex" editor commands
+    # "@ex" editor commands, "@exfile" a file of them (vim -S FILE)
     command_options: dict[str, str | list[str]] = {}
     # what the program reads on standard input, read by these forms (ed's commands: ["@ex"])
     input_forms: list[str] = []

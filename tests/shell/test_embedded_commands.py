@@ -5,6 +5,8 @@ programs stay quiet."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from governance.shell.analysis import analyse_command
@@ -197,3 +199,65 @@ def test_a_script_written_and_run_runs_its_interpreter_line() -> None:
 def test_editor_commands_are_read_as_vim_reads_them(text: str,
                                                      expected: list[tuple[str, str]]) -> None:
     assert ex_commands(text) == expected
+
+
+def _ext(inner: str) -> str:
+    """An ``ext::`` remote that runs ``inner`` through ``sh -c`` (its spaces escaped)."""
+    return "ext::sh -c " + inner.replace("%", "%%").replace(" ", "% ")
+
+
+@pytest.mark.parametrize("carrier", [
+    "git clone {v} x", "git -c protocol.ext.allow=always clone {v} x", "git fetch {v}",
+    "git ls-remote {v}", "git push {v} main", "git remote add up {v}",
+    "git remote set-url origin {v}", "git config remote.origin.url {v}",
+    "git -c remote.origin.url={v} fetch origin", "git submodule add {v} vendor/x"])
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_the_command_of_an_ext_remote_is_analysed(carrier: str, inner: str) -> None:
+    command = carrier.format(v=quote(_ext(inner)))
+    assert {INNER[inner], "code-exec"} <= primitives(command), command
+
+
+@pytest.mark.parametrize(("url", "argv"), [
+    ("ext::sh -c touch% /tmp/a", ["sh", "-c", "touch /tmp/a"]),
+    ("ext::ssh -p 2222 %G/repo example.com %S /repo", ["ssh", "-p", "2222", "example.com",
+                                                       "upload-pack", "/repo"]),
+    ("ext::printf %%s %s", ["printf", "%s", "git-upload-pack"]),
+    ("ext::git-remote-x  %Vhost arg", ["git-remote-x", "arg"]),
+])
+def test_an_ext_remote_is_split_as_git_splits_it(url: str, argv: list[str]) -> None:
+    from governance.shell.programs import ext_command
+
+    assert ext_command(url) == argv
+
+
+@pytest.mark.parametrize("command", ["git clone https://github.com/a/ext.git",
+                                     "git remote add ext git@github.com:a/b.git",
+                                     "git log --grep=ext::"])
+def test_remotes_that_are_not_ext_add_no_command(command: str) -> None:
+    assert "code-exec" not in primitives(command) and not primitives(command) & {
+        "destructive", "shell-unknown"}, command
+
+
+def _in(folder: str, command: str) -> set[str]:
+    return {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected,
+                                                 cwd=folder)}
+
+
+@pytest.mark.parametrize("option", ["-S", "-u"])
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_vim_commands_read_from_a_file_are_analysed(tmp_path: Path, option: str,
+                                                    inner: str) -> None:
+    (tmp_path / "x.vim").write_text(f"set nocompatible\n:silent !{inner}\n")
+    (tmp_path / "ok.vim").write_text("set number\nsyntax on\nnnoremap <leader>w :w<CR>\n")
+    assert INNER[inner] in _in(str(tmp_path), f"vim {option} x.vim notes.txt")
+    assert not _in(str(tmp_path), f"vim {option} ok.vim notes.txt") & LOUD
+    # written by the same command, then read
+    written = f"printf '%s\\n' {quote(':!' + inner)} > s.vim && vim {option} s.vim f"
+    assert INNER[inner] in _in(str(tmp_path), written)
+
+
+def test_a_vim_script_named_at_run_time_is_unknown_and_a_missing_one_runs_nothing(
+        tmp_path: Path) -> None:
+    assert "shell-unknown" in _in(str(tmp_path), 'vim -S "$SCRIPT" f')
+    assert not _in(str(tmp_path), "vim -S missing.vim f") & LOUD
+    assert not _in(str(tmp_path), "vim -u NONE -es -c wq f") & LOUD

@@ -66,7 +66,9 @@ WRITERS = [
     Writer("echo {{}} > {p}", program=False), Writer("cat x.json >> {p}", program=False),
     Writer(": > {p}", program=False), Writer("printf x 1> {p}", program=False),
     Writer("tee {p} < x.json"), Writer("cp x.json {p}"), Writer("mv x.json {p}"),
-    Writer("ln -f x.json {p}"), Writer("ln -sf /dev/null {p}"), Writer("install -m644 x.json {p}"),
+    Writer("cp -rT /tmp/src {p}"), Writer("cp --no-target-directory x.json {p}"),
+    Writer("install -T x.json {p}"), Writer("ln -f x.json {p}"), Writer("ln -sf /dev/null {p}"),
+    Writer("install -m644 x.json {p}"),
     Writer("rm -f {p}"), Writer("unlink {p}"), Writer("truncate -s0 {p}"),
     Writer("sed -i s/a/b/ {p}"), Writer("sort -o {p} x.json"),
     Writer("uniq x.json {p}"), Writer("uniq -c x.json {p}"),
@@ -232,6 +234,9 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "echo > \"docs/$(cat f)activity_matrix.md\"", "echo > \"docs/$X-activity_matrix.md\"",
     "echo x > \"$HOME/.claude/x-$(date +%F).md\"",
     "echo > \".claude/commands/x-$(date +%s).md\"",
+    # lines a listing writes, read one by one
+    "find .claude -name '*.json' | while read f; do rm \"$f\"; done",
+    "ls .claude/*.json | while read -r f; do : > \"$f\"; done",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -241,7 +246,10 @@ def test_protected_files_reached_through_run_time_values_and_aliases(
 @pytest.mark.parametrize("cmd", [
     "find .claude -name '*.json' | xargs cat", "ls .claude | xargs -n1 echo",
     "for f in $(ls docs); do rm docs/$f.bak; done", "ln -s /usr/bin/python3 bin/python",
-    "find build -name '*.o' | xargs rm -f", "rm -rf build/*", "for f in src/*.py; do : > \"$f\"; done",
+    "find build -name '*.o' | xargs rm -f", "rm -rf build/*",
+    "find build -name '*.o' | while read f; do rm \"$f\"; done",
+    "find .claude -name '*.json' | while read f; do cat \"$f\"; done",
+    "for f in src/*.py; do : > \"$f\"; done",
     # a name that only holds a protected file's name, its run-time part printing no "/"
     "echo x > \"docs/activity_matrix-$(date +%F).md\"", "echo > \"notes/settings-$$.json\"",
     "date > \"logs/governance-$(date +%Y%m%d).log\"", "echo > \"out/run-$((n+1)).txt\"",
@@ -299,6 +307,23 @@ def test_a_read_only_governance_command_stays_allowed_by_any_route(
     governance ledger`` is governance-admin.)"""
     cmd = _route(route, args)
     assert "governance-admin" not in primitives(layer, cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", [
+    "cp -rT /tmp/x .claude", "cp -a -T /tmp/x ./.claude/", "cp -r --no-target-directory /tmp/x .claude",
+    "cp -RT /tmp/x .claude/hooks", "install -T /tmp/s .claude/settings.json"])
+def test_a_folder_copied_over_a_protected_folder_is_admin(layer: GovernanceLayer,
+                                                          cmd: str) -> None:
+    """``-T``: the last name is the destination itself, so the source's files land over the
+    protected folder's own, as ``cp -r SRC/. .claude`` does."""
+    assert "governance-admin" in primitives(layer, cmd)
+
+
+@pytest.mark.parametrize("cmd", ["cp -r /tmp/x .claude", "cp -rT /tmp/x build/out",
+                                 "cp -rT assets dist/assets"])
+def test_a_folder_copied_into_a_protected_folder_or_over_another_is_not(
+        layer: GovernanceLayer, cmd: str) -> None:
+    assert "governance-admin" not in primitives(layer, cmd)
 
 
 @pytest.mark.parametrize("cmd", ["just reset", "env FOO=1 just reset", "sudo just reset",
