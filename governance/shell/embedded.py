@@ -19,6 +19,8 @@ Forms (one string each, several per option allowed):
   ``RemoteCommand``);
 - ``"@ex"``: Vim/ex/ed commands (``shell.editor``): ``!CMD``, ``r !CMD``, ``w !CMD``,
   ``call system(...)``, ``py3 CODE`` ...;
+- ``"@sshfile"``: an ssh configuration file (``ssh -F CONFIG``): each line as ``"@ssh"`` reads it,
+  and the commands of ``Match exec``;
 - ``"@exfile"``: the name of a file of such commands (``vim -S FILE``, ``-u VIMRC``), read from
   disk or from what the command wrote into it earlier;
 - ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
@@ -75,6 +77,19 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
             an.script(rest, depth + 1, seg)
             return True
         return False
+    if form == "@sshfile":    # ssh -F CONFIG: its ProxyCommand, LocalCommand, Match exec ...
+        if value in ("none", "/dev/null"):
+            return True
+        text = _file_text(an, what, value, seg)
+        for line in (text or "").splitlines():
+            line = line.strip()
+            key, rest = _ssh_option(line)
+            if key == "match":   # Match [!]exec "CMD" ...: CMD runs to test the condition
+                for command in _match_exec(rest):
+                    an.script(command, depth + 1, seg)
+            elif key and not key.startswith("#"):
+                _read(an, what, "@ssh", line, seg, depth)
+        return True
     if form == "@exfile":     # vim -S FILE, -u VIMRC: Vim commands read from a file
         if value.upper() in ("NONE", "NORC", "DEFAULTS", "NOPLUGIN"):
             return True
@@ -118,6 +133,18 @@ def _run(an: Walk, what: str, kind: str, text: str, seg: str, depth: int) -> Non
         an.unknown(seg, f"{what}: {text}")
     else:
         an.inline(kind, text, seg, depth)
+
+
+def _match_exec(criteria: str) -> list[str]:
+    """The commands of a ``Match`` line's ``exec`` criteria (``exec "CMD"``, ``!exec CMD``),
+    as ssh splits its arguments: a double-quoted string, or one word."""
+    import shlex
+
+    try:
+        words = shlex.split(criteria, comments=True)
+    except ValueError:
+        return [criteria]     # an unclosed quote: the rest of the line
+    return [words[k + 1] for k in range(len(words) - 1) if words[k].lower().lstrip("!") == "exec"]
 
 
 def _ssh_option(value: str) -> tuple[str, str]:
@@ -165,7 +192,7 @@ def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: s
                 values.append((None, option))
         for value, _raw in values:
             language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
-                forms[0] not in ("@ssh", "@ex", "@exfile") else ""
+                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile") else ""
             if language and value is not None:
                 code.setdefault(language, []).append(value)
             else:

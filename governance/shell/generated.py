@@ -14,9 +14,10 @@ a target known only at run time) keeps the pattern's primitive, and the reason s
 
 ``find PATH... -name PATTERN -delete`` (``regenerable: matches``) deletes what its name patterns
 match, each file on its own: it is ``file-delete`` when the expression is a plain conjunction (no
-``-o``, ``!``, ``-not``, parentheses, ``-path``/``-regex`` tests or ``-L``) with at least one
-``-name``/``-iname`` whose pattern holds a character that is not a wildcard, every start path is
-inside the work tree (or the folder the command runs in), and
+``!``, ``-not``, ``-path``/``-regex`` tests or ``-L``; ``-o`` only between the names of one
+parenthesised group, ``( -name '*.pyc' -o -name '*.pyo' )``) with at least one ``-name``/
+``-iname`` (or a group of them) whose every pattern holds a character that is not a wildcard, every
+start path is inside the work tree (or the folder the command runs in), and
 
 - in a git repository: git ignores each pattern below each start path (``check-ignore`` of a
   name it matches), no file git tracks or leaves unignored matches (``git ls-files --cached
@@ -86,18 +87,29 @@ _WILDCARDS = "*?[]."
 _MAX_GIT_ENTRIES = 50_000
 
 
-def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]]) -> tuple[bool, str]:
+def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]],
+            fields: list[str | None] | None = None) -> tuple[bool, str]:
     """(True, why) when ``find STARTS... -name PATTERN -delete`` deletes only output the project
     can build again, else (False, why)."""
     words = [*argv.flags, *(v for v, _r in argv.positionals)]
-    if None in words or any(w in _OPERATORS for w in words):
+    if None in words:
         return False, "its expression is not a plain list of tests"
-    names = [(v, False) for v, _r in argv.values.get("-name", ())] + \
-            [(v, True) for v, _r in argv.values.get("-iname", ())]
-    if not names or any(v is None for v, _i in names):
+    if any(w in _OPERATORS for w in words):
+        found = _alternatives(fields or [])
+        if found is None:
+            return False, "its expression is not a plain list of tests"
+        groups = found
+    else:
+        names = [(v, False) for v, _r in argv.values.get("-name", ())] + \
+                [(v, True) for v, _r in argv.values.get("-iname", ())]
+        if any(v is None for v, _i in names):
+            return False, "no name pattern limits what it finds"
+        groups = [[(str(v), icase)] for v, icase in names]
+    if not groups:
         return False, "no name pattern limits what it finds"
-    patterns = [(str(v), icase) for v, icase in names]
-    if not any(any(c not in _WILDCARDS for c in p) for p, _i in patterns):
+    patterns = [pattern for group in groups for pattern in group]
+    # a file is deleted when it matches every group, and a group when one of its names matches
+    if not any(all(any(c not in _WILDCARDS for c in p) for p, _i in group) for group in groups):
         return False, "its name patterns match every file"
     if an.root is None:
         return False, "the folder the command runs in is not known"
@@ -132,6 +144,51 @@ def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]]) -> tuple[
     if answer:
         return False, answer
     return True, "every file its names match is ignored by git: output the project can build again"
+
+
+_PLAIN = frozenset(("-delete", "-print", "-print0", "-xdev", "-mount", "-depth", "-a", "-and"))
+_PLAIN_VALUED = frozenset(("-type", "-xtype", "-maxdepth", "-mindepth"))
+
+
+def _alternatives(fields: list[str | None]) -> list[list[tuple[str, bool]]] | None:
+    """The name tests of ``find STARTS... ( -name A -o -name B ) [-type f] -delete`` as
+    groups (a file is deleted when it matches one name of every group), or None when the
+    expression is anything else: ``-o`` outside a group of names, a group holding another test,
+    nesting, ``!``, or a test this reading does not know."""
+    groups: list[list[tuple[str, bool]]] = []
+    group: list[tuple[str, bool]] | None = None
+    joined = False                       # the last word of the group was -o
+    i = 1
+    while i < len(fields) and fields[i] is not None and str(fields[i])[:1] not in "-(!)":
+        i += 1                           # the start paths
+    while i < len(fields):
+        word = fields[i]
+        if word is None:
+            return None
+        if word == "(" and group is None:
+            group, joined, i = [], True, i + 1
+        elif word == ")" and group and not joined:
+            groups.append(group)
+            group, i = None, i + 1
+        elif word in ("-o", "-or") and group and not joined:
+            joined, i = True, i + 1
+        elif word in ("-name", "-iname") and i + 1 < len(fields) and fields[i + 1] is not None:
+            name = (str(fields[i + 1]), word == "-iname")
+            if group is None:
+                groups.append([name])
+            elif joined:
+                group.append(name)
+                joined = False
+            else:
+                return None              # ( -name A -type f ): another test inside the group
+            i += 2
+        elif group is None and word in _PLAIN:
+            i += 1
+        elif group is None and word in _PLAIN_VALUED and i + 1 < len(fields):
+            i += 2
+        else:
+            return None
+    return groups if group is None else None
 
 
 def _in_git_folder(git: str, patterns: list[tuple[str, bool]]) -> bool:

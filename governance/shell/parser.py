@@ -53,8 +53,8 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "function", "inert", "loop", "piped", "piped_from",
-                 "redirs", "start", "text", "words")
+    __slots__ = ("assigns", "background", "end", "fed", "function", "inert", "loop", "piped",
+                 "piped_from", "redirs", "start", "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
         self.text = text
@@ -69,6 +69,9 @@ class Simple:
         self.piped_from: Simple | None = None    # the simple command writing into it, if one
         self.function: tuple[str, list[Simple]] | None = None  # a definition: name and body
         self.loop: str | None = None             # for NAME in WORDS: NAME (the words are inert)
+        # a while/until loop's first command: the text of the process substitution its `done`
+        # reads from (while read f; do ...; done < <(find /srv))
+        self.fed: str | None = None
 
     @property
     def segment(self) -> str:
@@ -81,6 +84,9 @@ class Parser(WordLexer):
         super().__init__(text, depth, max_nesting, max_words, budget)
         self.pending: list[tuple[Redir, str, bool, bool]] = []
         self.blocks = 0        # open { / if / do blocks: where a function's body ends
+        # the loops open: (list, index of the loop's first command) for while/until, None for for
+        self.loops: list[tuple[list[Simple], int] | None] = []
+        self.closed: tuple[list[Simple], int] | None = None   # the loop a `done` just closed
 
     # --- entry -----------------------------------------------------------------------------------
     def parse(self) -> list[Simple]:
@@ -195,6 +201,7 @@ class Parser(WordLexer):
         self._spend()
         s = self.s
         cmd = Simple(s, self.i)
+        closed: tuple[list[Simple], int] | None = None   # the loop a `done` here closes
         while True:
             self._blanks()
             i = self.i
@@ -239,11 +246,18 @@ class Parser(WordLexer):
                     key = self._keyword(word)
                     if key is not None and self._keyword_action(key, cmd, out):
                         cmd = Simple(s, self.i)
+                        closed, self.closed = self.closed, None   # read before a nested parse
                         continue
             cmd.words.append(word)
             cmd.end = word.end
         if cmd.words or cmd.assigns or cmd.redirs or cmd.inert or cmd.function:
             out.append(cmd)
+        if closed is not None and closed[1] < len(closed[0]):
+            for redir in cmd.redirs:         # done < <(find /srv -type f)
+                target = redir.target
+                text = s[target.start:target.end] if target is not None else ""
+                if redir.op == "<" and text.startswith("<(") and text.endswith(")"):
+                    closed[0][closed[1]].fed = text[2:-1]
 
     def _define(self, cmd: Simple, name: Word) -> None:
         """``name () BODY`` / ``function name BODY``: ``cmd`` becomes the definition, holding the
@@ -284,8 +298,13 @@ class Parser(WordLexer):
         """Handle a reserved word at command position; False means: treat it as a plain word."""
         if key in _OPEN_KEYWORDS:
             self.blocks += (key in _OPENERS) - (key in _CLOSERS)
+            if key in ("while", "until"):
+                self.loops.append((out, len(out)))
+            elif key == "done" and self.loops:
+                self.closed = self.loops.pop()
             return True
         if key in ("for", "select"):
+            self.loops.append(None)
             self._blanks()
             if self.s.startswith("((", self.i):
                 if not self._arith_command(out):

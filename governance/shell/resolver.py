@@ -196,6 +196,10 @@ def expands(raw: str) -> bool:
     return False
 
 
+def _text(word: Any) -> str:
+    return word.text[word.start:word.end] if word.text is not None else ""
+
+
 def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,
                        cmd: Simple | None, mark: int) -> bool:
     ask = getattr(an.check, "secret_path", None)
@@ -203,15 +207,15 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
         return False
     table = an.shell.get("secret_flow") or {}
     if base in table.get("dumps", ()) or base in table.get("sinks", ()) or \
-            base in table.get("secret_commands", ()):
+            base in table.get("secret_commands", ()) or base in table.get("clients", ()):
         return True
     for k in range(mark, len(an.acts)):
         if an.acts[k].primitive in _NETWORK_ACTS:
             return True
-    if cmd is not None and any(w.text is not None and expands(w.text[w.start:w.end])
-                               for _name, w in cmd.assigns) and \
-            any(a.primitive == "package-install" for a in an.acts[mark:]):
-        return True                  # PIP_INDEX_URL=https://HOST/$TOKEN/ pip install
+    if cmd is not None and any(a.primitive == "package-install" for a in an.acts[mark:]) and (
+            any(expands(_text(w)) for _name, w in cmd.assigns) or
+            any("=" in _text(w) and expands(_text(w)) for w in cmd.words)):
+        return True                  # [env] PIP_INDEX_URL=https://HOST/$TOKEN/ pip install
     for k in range(1, len(fields)):
         if fields[k] is None or expands(raws[k]):
             return True
@@ -302,10 +306,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import evaluated
 
         evaluated.builtin(an, base, fields, raws, seg, depth)
-        if base == "read" and cmd is not None and cmd.piped_from is not None:
+        if base == "read" and cmd is not None and (cmd.piped_from is not None or cmd.fed):
             from governance.shell.loops import bind_lines  # find /srv | while read f; ...
 
-            bind_lines(an, fields, cmd.piped_from.segment)
+            bind_lines(an, fields, cmd.piped_from.segment if cmd.piped_from is not None
+                       else str(cmd.fed))
     if base == "expect":
         from governance.shell import expectscript  # expect -c 'spawn CMD'
 
@@ -410,7 +415,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 from governance.shell.generated import check
                 from governance.shell.generated import matched as found
 
-                rebuilt, why = found(an, argv, real) if rule["regenerable"] == "matches" \
+                rebuilt, why = found(an, argv, real, fields) if rule["regenerable"] == "matches" \
                     else check(an, real)
                 if not rebuilt and rule["regenerable"] == "matches":
                     whole, why_whole = check(an, real)     # find build -delete: build is output

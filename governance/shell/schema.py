@@ -268,6 +268,14 @@ class LimitsModel(_Strict):
     max_seconds: float = Field(default=5, gt=0, le=20)
 
 
+class ClientModel(_Strict):
+    """A database client (``secret_flow.clients``): the options and variables that name the
+    server it signs in to, and the variables it sends there (``PGPASSWORD``)."""
+    host_options: list[str] = []
+    host_env: list[str] = []
+    sends_env: list[str] = []
+
+
 class SecretFlowModel(_Strict):
     """Which programs name a secret file without showing it, print the environment, send
     their arguments out, or authenticate with a key file (docs/shell.md, "Secrets in commands")."""
@@ -283,6 +291,8 @@ class SecretFlowModel(_Strict):
     uploads: dict[str, list[str]] = {}
     # "program subcommand" -> options that point it at another owner (gh secret set: --repo)
     stores: dict[str, list[str]] = {}
+    # database clients: what names the server they sign in to, and what they send it
+    clients: dict[str, ClientModel] = {}
 
 
 class ShellModel(_Strict):
@@ -576,7 +586,9 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                           model.secret_flow.default_hosts.items()},
                         "secret_commands": _by_program(model.secret_flow.secret_commands),
                         "uploads": {k: list(v) for k, v in model.secret_flow.uploads.items()},
-                        "stores": {k: list(v) for k, v in model.secret_flow.stores.items()}},
+                        "stores": {k: list(v) for k, v in model.secret_flow.stores.items()},
+                        "clients": {k: v.model_dump()
+                                    for k, v in model.secret_flow.clients.items()}},
         "primitives": sorted(primitives),
     }
 

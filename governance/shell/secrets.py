@@ -378,13 +378,14 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
         shaped = _shaped(an, raws) + [(label, how, "on standard input")
                                       for label, how, _w in _shaped(an, ["", *fed_text])]
         everything.extend(shaped)
+        everything.extend(_sent_env(an, base, cmd, table))
         if connection:                            # env > /dev/udp/HOST/53: what it prints
             everything.extend((label, f"printed by {base}", "through the connection")
                               for label in dumped)
         if not _stored(an, base, fields, cmd, hosts, table):
             _exfiltration(an, base, seg, everything, hosts)
-        for name, value in cmd.assigns if cmd is not None else ():
-            _configured(an, base, seg, name, value)
+        for name, raw, value in _given_env(an, base, cmd):
+            _configured(an, base, seg, name, raw, value)
         if printed:                               # gh auth token: it prints, it sends nothing
             _reading(an, base, seg, cmd, [], [], [], printed, metadata)
     else:
@@ -457,15 +458,11 @@ def _own_repo(an: Walk, value: str | None) -> bool:
     return False
 
 
-def _configured(an: Walk, base: str, seg: str, name: str, value: Any) -> None:
+def _configured(an: Walk, base: str, seg: str, name: str, raw: str, field: str | None) -> None:
     """A URL set for a network program in its environment (``PIP_INDEX_URL=URL pip install``,
-    ``npm_config_registry=URL npm ci``): the secrets it holds go to the host it names."""
-    raw = word_text(value)
-    if raw.startswith(name + "="):       # the word spans the assignment
-        raw = raw[len(name) + 1:]
+    ``env npm_config_registry=URL npm ci``): the secrets it holds go to the host it names."""
     if "://" not in raw:
         return
-    field = an.expand_one(value.parts)
     carried = word(an, raw, field)
     if carried:
         host = _named(field, raw)
@@ -625,6 +622,10 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             value = an.expand_one(redir.target.parts)
             if value is not None and value in an.sockets:
                 hosts.append(an.sockets[value])
+    client = table.get("clients", {}).get(base)
+    if client is not None and not hosts:       # PGPASSWORD=$P psql -h HOST, mysql -hHOST -p$P
+        served = _servers(an, client, fields, raws, cmd)
+        return served, bool(served), False
     dns = base in table.get("sinks", ())
     spec = (an.shell.get("commands") or {}).get(base) or {}
     network = [a for a in an.acts[mark:] if a.primitive in NETWORK]
@@ -667,6 +668,116 @@ def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             if act.segment == seg and act.primitive == "shell-read":
                 act.hosts = list(hosts)
     return hosts, True, connection
+
+
+def _servers(an: Walk, client: dict[str, Any], fields: list[str | None], raws: list[str],
+             cmd: Simple | None) -> list[str]:
+    """The servers a database client's command names (``secret_flow.clients``): a host
+    option's value (``-h HOST``, ``--host=HOST``, ``-hHOST``), a connection string's host (a URL,
+    ``host=HOST``), a host variable set for it; a socket's folder is this machine. A server known
+    only at run time (``"$DATABASE_URL"``, ``-h "$DB_HOST"``) is the one the environment
+    configures, with its own credentials: it is not counted, so a client naming none is not a
+    request that leaves the machine."""
+    options = client.get("host_options", ())
+    hosts: list[str] = []
+
+    def add(value: str | None, raw: str) -> None:
+        if value is None:
+            spelled = _named(None, raw) if "://" in raw else "?"
+            if spelled == "?" and "://" in raw:   # postgresql://u:$(cat f)@HOST/db: after the @
+                after = raw.replace('"', "").replace("'", "").rsplit("@", 1)[-1]
+                for stop in "/:?#":
+                    after = after.split(stop, 1)[0]
+                spelled = after.lower() if "@" in raw and after and not any(
+                    c in after for c in "$`(){} ") else "?"
+            if spelled != "?":                          # postgresql://u:$P@HOST/db
+                hosts.append(spelled)
+            return
+        value = value.strip().removeprefix("tcp:")
+        if not value:
+            return
+        if value.startswith("/"):
+            hosts.append("localhost")
+        elif "://" in value:
+            hosts.append(_named(value, raw))
+        else:
+            host = value.rsplit("@", 1)[-1]
+            host = host[1:].split("]", 1)[0] if host.startswith("[") else \
+                host.split(",", 1)[0].split(":", 1)[0]
+            hosts.append(host.lower() or "?")
+
+    k = 1
+    while k < len(fields):
+        field, raw = fields[k], raws[k] if k < len(raws) else ""
+        if field in options and k + 1 < len(fields):
+            add(fields[k + 1], raws[k + 1] if k + 1 < len(raws) else "")
+            k += 2
+            continue
+        if field is not None and field[:1] == "-":
+            for option in options:
+                if option[:2] == "--" and field.startswith(option + "="):
+                    add(field[len(option) + 1:], raw)
+                elif option[:2] != "--" and field[:2] != "--" and field.startswith(option) \
+                        and len(field) > len(option):
+                    add(field[len(option):], raw)            # mysql -hdb.example
+        elif "://" in (raw if field is None else field):
+            add(field, raw)
+        elif "host=" in (raw if field is None else field):   # psql "host=HOST dbname=x"
+            text = raw.replace('"', "").replace("'", "") if field is None else field
+            for part in text.split():
+                if part.startswith(("host=", "hostaddr=")):
+                    spelled = part.split("=", 1)[1]
+                    add(None if "$" in spelled or "`" in spelled else spelled, part)
+        k += 1
+    for name, raw, given in _given_env(an, base_of(fields), cmd):
+        if name in client.get("host_env", ()):
+            add(given, raw)
+    return list(dict.fromkeys(hosts))
+
+
+def base_of(fields: list[str | None]) -> str:
+    return str(fields[0]).rsplit("/", 1)[-1] if fields else ""
+
+
+def _given_env(an: Walk, base: str, cmd: Simple | None) -> list[tuple[str, str, str | None]]:
+    """The variables set for the program ``base``: (name, source text, value or None), from
+    the command's own assignments and from the ``NAME=VALUE`` words before the program's name
+    (``env PGPASSWORD=$P psql``, ``timeout 9 env ...``)."""
+    if cmd is None:
+        return []
+    given = [(name, _after(name, word_text(value)), an.expand_one(value.parts))
+             for name, value in cmd.assigns]
+    for item in cmd.words:
+        text = word_text(item)
+        if text.rsplit("/", 1)[-1] == base:
+            break
+        name, eq, rest = text.partition("=")
+        if eq and name.isidentifier():
+            value = an.expand_one(item.parts)
+            given.append((name, rest, None if value is None else value.partition("=")[2]))
+    return given
+
+
+def _after(name: str, raw: str) -> str:
+    return raw[len(name) + 1:] if raw.startswith(name + "=") else raw
+
+
+def _sent_env(an: Walk, base: str, cmd: Simple | None, table: dict[str, Any]) -> list[Carried]:
+    """The secrets a database client sends its server from the variables it reads
+    (``PGPASSWORD=$DB_PASSWORD psql ...``, or exported earlier in the command)."""
+    client = table.get("clients", {}).get(base)
+    if client is None:
+        return []
+    found: list[Carried] = []
+    assigned = {name: (raw, value) for name, raw, value in _given_env(an, base, cmd)}
+    for name in client.get("sends_env", ()):
+        if name in assigned:
+            found.extend((label, how, f"in ${name}") for label, how
+                         in word(an, *assigned[name]))
+        elif an.flow is not None and name in an.flow.vars:
+            found.extend((label, f"through ${name}", f"in ${name}")
+                         for label in an.flow.vars[name])
+    return found
 
 
 def _rerouted(an: Walk, requests: dict[str, Any], argv: Any, cmd: Simple | None) -> list[str]:

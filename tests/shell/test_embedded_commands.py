@@ -261,3 +261,24 @@ def test_a_vim_script_named_at_run_time_is_unknown_and_a_missing_one_runs_nothin
     assert "shell-unknown" in _in(str(tmp_path), 'vim -S "$SCRIPT" f')
     assert not _in(str(tmp_path), "vim -S missing.vim f") & LOUD
     assert not _in(str(tmp_path), "vim -u NONE -es -c wq f") & LOUD
+
+
+@pytest.mark.parametrize("line", ["ProxyCommand {c}", "  proxycommand={c}", "LocalCommand {c}",
+                                  "KnownHostsCommand {c}", 'Match exec "{c}" host *',
+                                  "Match host x !exec {q}"])
+@pytest.mark.parametrize("program", ["ssh -F cfg host", "scp -F cfg a host:b",
+                                     "sftp -F cfg host", "autossh -M 0 -F cfg host"])
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_commands_in_an_ssh_configuration_file_are_analysed(tmp_path: Path, line: str,
+                                                             program: str, inner: str) -> None:
+    (tmp_path / "cfg").write_text("Host *\n  User me\n" + line.format(c=inner, q=quote(inner))
+                                  + "\n")
+    assert INNER[inner] in _in(str(tmp_path), program), (program, line)
+
+
+def test_an_ordinary_ssh_configuration_file_adds_nothing(tmp_path: Path) -> None:
+    (tmp_path / "cfg").write_text("Host x\n  HostName example.com\n  ProxyCommand none\n"
+                                  "  # ProxyCommand rm -rf /srv\n  IdentityFile ~/.ssh/id\n")
+    assert not _in(str(tmp_path), "ssh -F cfg x") & (LOUD - {"web-fetch"})
+    assert not _in(str(tmp_path), "ssh -F /dev/null x") & (LOUD - {"web-fetch"})
+    assert "shell-unknown" in _in(str(tmp_path), 'ssh -F "$CONFIG" x')

@@ -142,6 +142,8 @@ def pyrepo(repo: Path) -> Path:
     "find src -name '*.pyc' -delete", "find . -name __pycache__ -type d -delete",
     "find . -iname '*.pyc' -delete", "find . -name '*.tmp' -delete", "find . -name '*.py[co]' -delete",
     "find . -name '*.pyc' -newer src/app.py -delete",
+    "find . \\( -name '*.pyc' \\) -delete", "find . \\( -name '*.pyc' -o -name '*.tmp' \\) -delete",
+    "find . -type f \\( -name '*.pyc' -or -name '*.tmp' \\) -print -delete",
 ])
 def test_find_deleting_what_git_ignores_is_file_delete(pyrepo: Path, command: str) -> None:
     found = acts(command, pyrepo)
@@ -158,7 +160,12 @@ def test_find_deleting_what_git_ignores_is_file_delete(pyrepo: Path, command: st
     ("find . -not -name '*.pyc' -delete", "plain list"),
     ("find . ! -name '*.pyc' -delete", "plain list"),
     ("find . -name '*.pyc' -o -name '*.py' -delete", "plain list"),
-    ("find . \\( -name '*.pyc' \\) -delete", "plain list"),
+    ("find . \\( -name '*.pyc' -o -name '*.py' \\) -delete", "git does not ignore *.py"),
+    ("find . \\( -name '*.pyc' -o -name '*' \\) -delete", "match every file"),
+    ("find . -name '*.pyc' -o -type f -delete", "plain list"),
+    ("find . \\( -name '*.pyc' -type f \\) -delete", "plain list"),
+    ("find . ! \\( -name '*.pyc' -o -name '*.tmp' \\) -delete", "plain list"),
+    ("find . \\( \\( -name '*.pyc' \\) \\) -delete", "plain list"),
     ("find . -path '*/src/*' -delete", "plain list"),
     ("find -L . -name '*.pyc' -delete", "plain list"),
     ("find / -name '*.pyc' -delete", "outside the repository"),

@@ -237,6 +237,7 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     # lines a listing writes, read one by one
     "find .claude -name '*.json' | while read f; do rm \"$f\"; done",
     "ls .claude/*.json | while read -r f; do : > \"$f\"; done",
+    "while read f; do rm \"$f\"; done < <(find .claude -name '*.json')",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:

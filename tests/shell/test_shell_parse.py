@@ -86,3 +86,13 @@ def test_limits_raise_limit_error() -> None:
         parse("echo " + "$(" * 100 + ")" * 100, max_nesting=20)
     with pytest.raises(LimitError):
         parse("a " * 50, max_words=10)
+
+
+def test_a_loop_fed_by_a_process_substitution_marks_its_first_command() -> None:
+    """``while read f; do ...; done < <(CMD)``: the loop's first command reads CMD's output."""
+    cmds = parse("while IFS= read -r f; do rm \"$f\"; done < <(find /srv -type f)")
+    assert [c.fed for c in cmds] == ["find /srv -type f", None, None]
+    nested = parse("for d in a b; do until read x; do :; done < <(ls \"$d\"); rm y; done")
+    assert [c.fed for c in nested if c.fed] == ['ls "$d"']
+    assert all(c.fed is None for c in parse("while read f; do :; done < list.txt"))
+    assert all(c.fed is None for c in parse("for f in a; do :; done < <(ls)"))
