@@ -57,6 +57,11 @@ def analyse_command(command: str, shell: dict[str, Any], *,
         return _unknown(command, shell, f"the analysis failed ({type(exc).__name__})")
 
 
+# writes that may reach a device (shell.devices): disks, and the files that make the kernel stop
+# or restart the machine at once
+_DEVICES = ("/dev/", "/proc/sysrq-trigger", "/sys/power/")
+
+
 def word_text(word: Any) -> str:
     """The source text of a parsed word."""
     return str(word.text[word.start:word.end]) if word.text is not None else ""
@@ -643,7 +648,7 @@ class _Analysis:
         where = self.where(value)
         act.targets = [*(act.targets or ()), where]
         bare = raw.replace('"', "").replace("'", "")   # cp img "/dev/sd$X", > ${D:-/dev/sda}
-        device = where if where.startswith("/dev/") else bare[bare.find("/dev/"):].split(
+        device = where if where.startswith(_DEVICES) else bare[bare.find("/dev/"):].split(
             "}", 1)[0] if "/dev/" in bare and (value is None or bare.startswith("/dev/")) else ""
         if device and primitive != "destructive":   # cat img > /dev/sda overwrites a disk
             from governance.shell.devices import written

@@ -1,6 +1,7 @@
 """Disks named as files: a write to ``/dev/sda``, ``/dev/nvme0n1``, ``/dev/mmcblk0``,
 ``/dev/disk2`` or ``/dev/mapper/root`` overwrites a disk, so it is ``destructive``, not a
-``file-write``.
+``file-write``; so is a write to ``/proc/sysrq-trigger`` or ``/sys/power/``, which stops or
+restarts the machine at once.
 
 Hot path: no imports; loaded only when a command writes under ``/dev/`` or a program without an
 entry is given a path there. A device is a disk when its name under ``/dev/`` matches one of
@@ -34,8 +35,12 @@ def disk(shell: dict[str, Any], path: str) -> bool:
 
 
 def written(an: Walk, path: str, seg: str, reason: str) -> None:
-    """A write to ``path``: ``destructive`` when it is a disk."""
-    if disk(an.shell, path):
+    """A write to ``path``: ``destructive`` when it is a disk, or a file that makes the kernel
+    stop or restart the machine at once (``/proc/sysrq-trigger``, ``/sys/power/state``)."""
+    if path.startswith(("/proc/sysrq-trigger", "/sys/power/")):
+        an.add("destructive", seg, f"{reason}: writing {path} makes the kernel act at once "
+                                   "(reboot, power off, crash or suspend the machine)")
+    elif disk(an.shell, path):
         an.add("destructive", seg, f"{reason}: {path} is a disk device, and writing it "
                                    "overwrites what the disk holds")
 

@@ -85,8 +85,12 @@ def arithmetic(an: Walk, text: str, seg: str, depth: int, *, value: bool = False
             if value and subs:
                 an.commands(subs, depth + 1, seg)
             elif subs and not _numeric(an, subs):
-                an.unknown(seg, "the output of a command is evaluated as arithmetic, which runs "
-                                "the command substitutions it may hold")
+                printed = an.output_of(subs[-1]) if len(subs) == 1 else None
+                if printed is not None and not holds_code(printed):   # $(echo literal text)
+                    arithmetic(an, printed, seg, depth, value=True, hops=hops + 1)
+                else:
+                    an.unknown(seg, "the output of a command is evaluated as arithmetic, which "
+                                    "runs the command substitutions it may hold")
 
 
 def _evaluated_name(an: Walk, name: str, seg: str, depth: int, hops: int) -> None:

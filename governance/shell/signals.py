@@ -80,7 +80,13 @@ def running(project: str | None) -> Server | None:
 
 def check(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str) -> None:
     """Add ``governance-admin`` when ``base ARGS`` signals the running server (``shell-unknown``
-    when the process it signals is known only at run time)."""
+    when the process it signals is known only at run time), and ``destructive`` when ``kill``
+    signals every process (``-1``) or init (``1``), which stops the machine."""
+    if base == "kill":
+        every = {-1, 1} & set(_pids(fields[1:], raws[1:])[0])
+        if every:
+            an.add("destructive", seg, "kill -1 signals every process the user may signal"
+                   if -1 in every else "kill 1 signals init, whose end stops the machine")
     server = running(getattr(an.check, "base", None))
     if server is None:
         return
@@ -100,6 +106,17 @@ def check(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 def _kill(args: list[str | None], raws: list[str], server: Server) -> bool | None:
     """``kill [-s SIG | -SIG | -n NUM] PID...``: True for the server, its group or every
     process; None for a pid known only at run time."""
+    pids, unknown = _pids(args, raws)
+    if any(pid in (server.pid, -1) or (server.group > 1 and pid == -server.group)
+           for pid in pids):
+        return True
+    return None if unknown else False
+
+
+def _pids(args: list[str | None], raws: list[str]) -> tuple[list[int], bool]:
+    """The process ids ``kill [-s SIG | -SIG | -n NUM] PID...`` signals (none when it lists
+    signals), and whether one is known only at run time (not ``$!``, the command's own job)."""
+    pids: list[int] = []
     unknown = False
     k, options = 0, True
     while k < len(args):
@@ -116,7 +133,7 @@ def _kill(args: list[str | None], raws: list[str], server: Server) -> bool | Non
             k += 1
             continue
         if options and arg in ("-l", "-L", "--list", "--table"):
-            return False
+            return [], False
         if options and arg.startswith("-") and not arg[1:].isdigit():
             continue                            # -9, -KILL, -SIGTERM: the signal
         if options and arg.startswith("-") and arg[1:].isdigit() and k == 1 and len(args) > 1:
@@ -124,12 +141,10 @@ def _kill(args: list[str | None], raws: list[str], server: Server) -> bool | Non
         if arg.startswith("%"):
             continue                            # a job of this shell
         try:
-            pid = int(arg)
+            pids.append(int(arg))
         except ValueError:
             continue
-        if pid in (server.pid, -1) or (server.group > 1 and pid == -server.group):
-            return True
-    return None if unknown else False
+    return pids, unknown
 
 
 def _select(base: str, args: list[str | None], server: Server) -> bool | None:

@@ -112,6 +112,11 @@ def primitives(command: str, cwd: Path) -> set[str]:
     "psql -c \"DELETE FROM users WHERE name LIKE '%'\"",
     "psql -c 'DELETE FROM users WHERE (1=1)'",
     "mysql -e 'DELETE FROM users WHERE 1 LIMIT 100000'",
+    # the machine stopped: every process, init, the kernel's own controls
+    "kill -9 -1", "kill -TERM -1", "kill -- -1", "kill 1", "kill -s KILL 1",
+    "echo b > /proc/sysrq-trigger", "printf o | sudo tee /proc/sysrq-trigger",
+    "echo mem > /sys/power/state", "init 0", "telinit 6", "systemctl poweroff",
+    "systemctl reboot --force", "loginctl reboot",
 ])
 def test_destruction_spelled_another_way_is_destructive(repo: Path, command: str) -> None:
     assert "destructive" in primitives(command, repo)
@@ -123,6 +128,8 @@ def test_destruction_spelled_another_way_is_destructive(repo: Path, command: str
     "find . -name '*.pyc' | while read f; do rm \"$f\"; done",
     "find /srv -type f | while read f; do echo \"$f\"; done",
     "ls *.log | while read -r f; do rm \"$f\"; done",
+    "kill -1 1234", "kill -15 4321", "kill -l", "kill %1", "init 3", "systemctl stop nginx",
+    "systemctl restart postgresql", "systemctl status sshd", "cat /proc/sys/kernel/sysrq",
     "while read f; do rm \"$f\"; done < <(find . -name '*.pyc')",
     "while read f; do echo \"$f\"; done < <(find /srv -type f)",
     "find . -name '*.tmp' | xargs rm",

@@ -102,6 +102,7 @@ def test_code_bash_runs_from_variables_and_hooks_is_read(command: str) -> None:
     "read p; PS1=$p bash -i",
     "read c; PROMPT_COMMAND=$c bash -i",
     "echo $(( $(curl -s https://h.example/n) + 1 ))",
+    "echo $(( $(printf %s 'a[$(rm -rf /srv)]') ))",
     "declare -i n; read n < f",
     "while read -r a b; do total=$((total + b)); done < data.txt",
 ])
@@ -121,6 +122,7 @@ def test_process_substitution_inside_a_word_is_one() -> None:
     "n=5; (( n > 3 )) && echo big",
     "for ((i=0; i<10; i++)); do echo $i; done",
     "n=$(wc -l < file.txt); echo $((n+1))",
+    "echo $(( $(echo 3) + 1 ))", "x=\"$(( ls \"$(echo \"nested \"quoted\" words\")\" & ))\"",
     "count=$(grep -c TODO src/main.py); if (( count > 0 )); then echo todo; fi",
     "start=$(date +%s); sleep 1; end=$(date +%s); echo $((end-start))",
     "echo $(( $(date +%s) - 100 ))",
