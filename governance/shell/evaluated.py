@@ -104,6 +104,8 @@ def _evaluated_name(an: Walk, name: str, seg: str, depth: int, hops: int) -> Non
         for item in an.loops[base]:
             if not item.startswith("\0"):
                 arithmetic(an, item, seg, depth, value=True, hops=hops + 1)
+        if not any(item.startswith("\0") for item in an.loops[base]):
+            return     # read from a file whose lines are known (done < data.txt): those lines
     if base in an.runtime:
         an.unknown(seg, f"${base} holds text read at run time, and bash evaluates it as "
                         "arithmetic, which runs the command substitutions it may hold")

@@ -14,6 +14,7 @@ arguments.
 
 from __future__ import annotations
 
+from governance import system
 from governance.shell.braces import MAX_WORDS
 from governance.shell.expansion import named, unreadable
 
@@ -43,11 +44,18 @@ def bind_loop(an: Walk, name: str, words: list[Any]) -> None:
     an.loops[name] = values
 
 
-def bind_lines(an: Walk, fields: list[str | None], source: str) -> None:
+def bind_lines(an: Walk, fields: list[str | None], source: str | None, file: Any = None
+               ) -> None:
     """``PRODUCER | while read NAME; do ... "$NAME" ...``: each NAME ``read`` sets takes a
     line (or part of one) that PRODUCER writes, known only at run time; PRODUCER's text is kept
-    as a ``for NAME in $(PRODUCER)`` keeps it, so the body's targets are read the same way."""
+    as a ``for NAME in $(PRODUCER)`` keeps it, so the body's targets are read the same way. With
+    ``file`` (``done < list.txt``), NAME takes each line of the file when its text is known
+    (written earlier in the command, or on disk), else the file's text stands for them."""
     from governance.shell.evaluated import _READ_VALUED
+
+    values = [UNKNOWN + (source or "")]
+    if file is not None:
+        values = _lines(an, file)
 
     skip = False
     for field in fields[1:]:
@@ -56,7 +64,34 @@ def bind_lines(an: Walk, fields: list[str | None], source: str) -> None:
         elif field is not None and field[:1] == "-" and len(field) > 1:
             skip = field in _READ_VALUED or field == "-a"
         elif field is not None and field.isidentifier():
-            an.loops[field] = [UNKNOWN + source]
+            an.loops[field] = values
+
+
+def _regular(path: str) -> bool:
+    try:
+        return system.S_ISREG(system.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _lines(an: Walk, file: Any) -> list[str]:
+    """The lines of the file a loop reads (``done < FILE``), as loop values."""
+    from governance.shell import source
+
+    raw = file.text[file.start:file.end] if file.text is not None else "?"
+    value = an.expand_one(file.parts)
+    text = an.file_text(value) if value is not None else None
+    if text is None and value is not None and not an.wrote(value):
+        path = source.path_of(an, value)
+        if path is not None and _regular(path):      # not /dev/stdin, a fifo, a folder
+            kind, read = source.read(an, path)
+            text = read if kind == "text" else None
+        elif path is not None and not system.lexists(path):
+            text = ""                                # bash cannot open it: the loop never runs
+    if text is None:
+        return [UNKNOWN + f"cat {raw}"]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[:MAX_WORDS] if len(lines) <= MAX_WORDS else [UNKNOWN + f"cat {raw}"]
 
 
 def computed_protected(an: Walk, text: str) -> bool:

@@ -53,8 +53,8 @@ class Simple:
     """One simple command: assignments, words, redirections; ``inert`` words are only expanded
     (for-lists, case subjects and patterns, arithmetic)."""
 
-    __slots__ = ("assigns", "background", "end", "fed", "function", "inert", "loop", "piped",
-                 "piped_from", "redirs", "start", "text", "words")
+    __slots__ = ("assigns", "background", "end", "fed", "fed_from", "function", "inert", "loop",
+                 "piped", "piped_from", "redirs", "start", "text", "words")
 
     def __init__(self, text: str, start: int) -> None:
         self.text = text
@@ -72,6 +72,7 @@ class Simple:
         # a while/until loop's first command: the text of the process substitution its `done`
         # reads from (while read f; do ...; done < <(find /srv))
         self.fed: str | None = None
+        self.fed_from: Word | None = None   # ... or the file it reads from (done < list.txt)
 
     @property
     def segment(self) -> str:
@@ -258,6 +259,8 @@ class Parser(WordLexer):
                 text = s[target.start:target.end] if target is not None else ""
                 if redir.op == "<" and text.startswith("<(") and text.endswith(")"):
                     closed[0][closed[1]].fed = text[2:-1]
+                elif redir.op == "<" and target is not None:
+                    closed[0][closed[1]].fed_from = target
 
     def _define(self, cmd: Simple, name: Word) -> None:
         """``name () BODY`` / ``function name BODY``: ``cmd`` becomes the definition, holding the

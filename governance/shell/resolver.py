@@ -306,11 +306,12 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import evaluated
 
         evaluated.builtin(an, base, fields, raws, seg, depth)
-        if base == "read" and cmd is not None and (cmd.piped_from is not None or cmd.fed):
+        if base == "read" and cmd is not None and (cmd.piped_from is not None or cmd.fed or
+                                                   cmd.fed_from is not None):
             from governance.shell.loops import bind_lines  # find /srv | while read f; ...
 
             bind_lines(an, fields, cmd.piped_from.segment if cmd.piped_from is not None
-                       else str(cmd.fed))
+                       else cmd.fed, cmd.fed_from)
     if base == "expect":
         from governance.shell import expectscript  # expect -c 'spawn CMD'
 

@@ -5,6 +5,8 @@ arithmetic, names and prompts must stay quiet."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from governance.shell.analysis import analyse_command
@@ -164,3 +166,19 @@ def test_process_substitution_inside_a_word_is_one() -> None:
 def test_ordinary_arithmetic_names_and_prompts_stay_quiet(command: str) -> None:
     found = primitives(command)
     assert not found & LOUD, (command, found)
+
+
+def test_lines_a_loop_reads_from_a_known_file_are_evaluated_as_they_are(tmp_path: Path) -> None:
+    """``while read a b; do t=$((t+b)); done < data.txt``: bash evaluates the file's text, which
+    is read now; numbers run nothing, a subscript holding a substitution runs it."""
+    (tmp_path / "data.txt").write_text("alice 3\nbob 4\n")
+    (tmp_path / "evil.txt").write_text("x a[$(rm -rf /srv)]\n")
+    loop = "while read -r a b; do t=$((t + b)); done < {}"
+
+    def found(command: str) -> set[str]:
+        return {a.primitive for a in analyse_command(command, SHELL, is_protected=is_protected,
+                                                     cwd=str(tmp_path))}
+
+    assert not found(loop.format("data.txt")) & {"shell-unknown", "destructive"}
+    assert "destructive" in found(loop.format("evil.txt"))
+    assert "shell-unknown" in found("cat data.txt | " + loop.format("/dev/stdin"))

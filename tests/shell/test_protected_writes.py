@@ -238,6 +238,7 @@ def test_the_same_routes_to_an_ordinary_file_are_not_governance_admin(
     "find .claude -name '*.json' | while read f; do rm \"$f\"; done",
     "ls .claude/*.json | while read -r f; do : > \"$f\"; done",
     "while read f; do rm \"$f\"; done < <(find .claude -name '*.json')",
+    "printf '%s\\n' .claude/settings.json > t.txt; while read -r f; do : > \"$f\"; done < t.txt",
 ])
 def test_protected_files_reached_through_run_time_values_and_aliases(
         layer: GovernanceLayer, cmd: str) -> None:
@@ -250,6 +251,7 @@ def test_protected_files_reached_through_run_time_values_and_aliases(
     "find build -name '*.o' | xargs rm -f", "rm -rf build/*",
     "find build -name '*.o' | while read f; do rm \"$f\"; done",
     "find .claude -name '*.json' | while read f; do cat \"$f\"; done",
+    "printf '%s\\n' docs/a.md > t.txt; while read -r f; do : > \"$f\"; done < t.txt",
     "for f in src/*.py; do : > \"$f\"; done",
     # a name that only holds a protected file's name, its run-time part printing no "/"
     "echo x > \"docs/activity_matrix-$(date +%F).md\"", "echo > \"notes/settings-$$.json\"",

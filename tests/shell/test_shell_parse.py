@@ -94,5 +94,7 @@ def test_a_loop_fed_by_a_process_substitution_marks_its_first_command() -> None:
     assert [c.fed for c in cmds] == ["find /srv -type f", None, None]
     nested = parse("for d in a b; do until read x; do :; done < <(ls \"$d\"); rm y; done")
     assert [c.fed for c in nested if c.fed] == ['ls "$d"']
-    assert all(c.fed is None for c in parse("while read f; do :; done < list.txt"))
+    listed = parse("while read f; do :; done < list.txt")
+    assert all(c.fed is None for c in listed) and listed[0].fed_from is not None
+    assert listed[0].fed_from.text is not None and listed[0].fed_from.parts[0][1] == "list.txt"
     assert all(c.fed is None for c in parse("for f in a; do :; done < <(ls)"))

@@ -136,6 +136,17 @@ def test_sudo_k_with_a_command_runs_it(act: tuple[str, str, str], more: str) -> 
     assert {primitive, "privilege"} <= found
 
 
+@settings(max_examples=EXAMPLES // 2, deadline=None)
+@given(st.sampled_from(ACTS), st.sampled_from(["", "-u app ", "-E "]),
+       st.sampled_from(["DEBIAN_FRONTEND=noninteractive ", "X=1 Y=\"$Z\" ", "HOME=/tmp "]))
+def test_sudo_runs_the_command_after_its_variables(act: tuple[str, str, str], more: str,
+                                                   names: str) -> None:
+    """``sudo [OPTIONS] NAME=VALUE... CMD``: CMD runs, with those variables set."""
+    program, args, primitive = act
+    found = primitives(f"sudo {more}{names}{program} {args}")
+    assert {primitive, "privilege"} <= found and "shell-unknown" not in found
+
+
 def test_sudo_k_alone_only_resets() -> None:
     assert primitives("sudo -k") == {"shell-read"}
 
