@@ -115,6 +115,47 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
     return [*fields[:i], *value.split(), *fields[i + 1:]]
 
 
+_VOLUME_OPTIONS = ("-v", "--volume", "--mount")
+
+
+def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> None:
+    """``docker run -v SRC:DST``, ``--mount type=bind,src=SRC,dst=DST`` (podman, nerdctl too):
+    a container given a governance-protected folder or file to write (not ``:ro``,
+    ``readonly``) writes governance's files, whatever its command says."""
+    k = 1
+    while k < len(fields):
+        arg = fields[k]
+        value: str | None = None
+        option = ""
+        if arg in _VOLUME_OPTIONS and k + 1 < len(fields):
+            option, value, k = str(arg), fields[k + 1], k + 2
+        elif arg is not None and arg.startswith(("--volume=", "--mount=")):
+            option, _, value = arg.partition("=")
+            k += 1
+        elif arg is not None and arg.startswith("-v") and len(arg) > 2 and arg[2] != "-":
+            option, value, k = "-v", arg[2:], k + 1
+        else:
+            k += 1
+            continue
+        if value is None:
+            continue       # a volume known only at run time: the sandbox's denyWrite is there
+        if option == "--mount":
+            spec = dict(part.partition("=")[::2] for part in value.split(","))
+            source = spec.get("source") or spec.get("src") or ""
+            writable = spec.get("type", "volume") == "bind" and not ({"readonly", "ro"} & set(
+                spec)) and spec.get("readonly", spec.get("ro", "false")) in ("false", "0")
+        else:
+            parts = value.split(":")
+            source = parts[0]
+            writable = len(parts) < 3 or "ro" not in parts[2].split(",")
+        if writable and source[:1] in ("/", ".", "~") and (
+                an.protected(source, source) or an.holds_protected(source, True)):
+            an.add("governance-admin", seg,
+                   f"the container may write {source}, a governance-protected place, mounted "
+                   f"writable with {option}: mount it read-only (:ro) or ask the user")
+            return
+
+
 def ext_command(url: str) -> list[str]:
     """The command an ``ext::`` remote runs, as git-remote-ext reads it: words split on
     unescaped spaces, ``%`` escapes (``% `` a space, ``%%`` a percent sign, ``%s``/``%S`` the

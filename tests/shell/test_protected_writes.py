@@ -322,6 +322,30 @@ def test_a_folder_copied_over_a_protected_folder_is_admin(layer: GovernanceLayer
     assert "governance-admin" in primitives(layer, cmd)
 
 
+@pytest.mark.parametrize("cmd", [
+    "mount --bind /tmp/x .claude", "sudo mount -o bind /tmp/x .claude/hooks",
+    "mount -t tmpfs tmpfs .claude/governance", "mount --target .claude /dev/sdb1",
+    "unshare -m sh -c 'mount --bind /tmp/x .claude'", "bindfs /tmp/x .claude",
+    "docker run -v \"$PWD/.claude:/c\" alpine sh -c 'echo {} > /c/settings.json'",
+    "docker run --mount type=bind,src=.claude,dst=/c alpine true",
+    "podman run --volume=./.claude/hooks:/h img", "docker create -v .claude:/c img",
+])
+def test_a_protected_folder_mounted_over_or_into_a_container_is_admin(layer: GovernanceLayer,
+                                                                      cmd: str) -> None:
+    assert "governance-admin" in primitives(layer, cmd), cmd
+
+
+@pytest.mark.parametrize("cmd", [
+    "mount", "mount | grep sda", "mount /dev/sdb1 /mnt/usb", "mount -t tmpfs tmpfs build/tmp",
+    "docker run -v .claude:/c:ro alpine cat /c/settings.json", "docker run -v \"$PWD:/app\" img",
+    "docker run --mount type=bind,src=.claude,dst=/c,readonly alpine true",
+    "docker run -v data:/var/lib/postgresql/data postgres", "docker run -v ./src:/app/src node",
+])
+def test_ordinary_mounts_and_read_only_volumes_are_not_admin(layer: GovernanceLayer,
+                                                             cmd: str) -> None:
+    assert "governance-admin" not in primitives(layer, cmd), cmd
+
+
 @pytest.mark.parametrize("cmd", ["cp -r /tmp/x .claude", "cp -rT /tmp/x build/out",
                                  "cp -rT assets dist/assets"])
 def test_a_folder_copied_into_a_protected_folder_or_over_another_is_not(
