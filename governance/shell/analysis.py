@@ -151,7 +151,8 @@ class _Later:
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
                  "ifs",
-                 "integers", "level", "limits", "listed", "loops", "names", "origin", "procs",
+                 "integers", "level", "limits", "listed", "loops", "mounts", "names", "origin",
+                 "procs",
                  "prose", "reads", "root", "runtime", "scope", "seen", "shell", "sockets", "text",
                  "vars")
 
@@ -180,6 +181,9 @@ class _Analysis:
         self.names: Any = None                # functions, aliases, copies ... (``shell.names``)
         self.listed = [4000]                  # folder entries globs may still read
         self.loops: dict[str, list[str]] = {}   # for NAME in WORDS: the values NAME takes
+        # a container's folder -> the folder of this machine mounted there (docker run -v
+        # "$PWD:/w" IMG CMD), while CMD is read
+        self.mounts: dict[str, str] = {}
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
         self.flow: Any = None                 # what carries a secret so far (``shell.secrets``)
         self.sockets: dict[str, str] = {}     # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
@@ -635,6 +639,14 @@ class _Analysis:
         return fields, globs, raws
 
     # --- targets ---------------------------------------------------------------------------------
+    def _mounted(self, value: str) -> str:
+        """A container's path as the path on this machine that is mounted there."""
+        for inside, outside in sorted(self.mounts.items(), key=lambda m: -len(m[0])):
+            inside = inside.rstrip("/") or "/"
+            if value == inside or value.startswith(inside.rstrip("/") + "/"):
+                return outside.rstrip("/") + value[len(inside.rstrip("/")):]
+        return value
+
     def target(self, value: str | None, raw: str, seg: str, primitive: str, reason: str,
                folder: bool | str = False) -> None:
         """A file the act writes or deletes. ``folder``: the target may be a folder, and is
@@ -643,6 +655,8 @@ class _Analysis:
         safe = self.shell.get("safe_targets", {})
         if value is not None and (value in safe or value.startswith("/dev/fd/")):
             return
+        if self.mounts and value is not None and value.startswith("/"):
+            value = self._mounted(value)      # /w/.claude/settings.json in a container
         self.add(primitive, seg, reason)
         act = self.seen[(primitive, seg)]
         where = self.where(value)

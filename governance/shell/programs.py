@@ -118,10 +118,13 @@ def git_config(an: Walk, fields: list[str | None], seg: str,
 _VOLUME_OPTIONS = ("-v", "--volume", "--mount")
 
 
-def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> None:
+def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> dict[str, str]:
     """``docker run -v SRC:DST``, ``--mount type=bind,src=SRC,dst=DST`` (podman, nerdctl too):
     a container given a governance-protected folder or file to write (not ``:ro``,
-    ``readonly``) writes governance's files, whatever its command says."""
+    ``readonly``) writes governance's files, whatever its command says. Returns the folders
+    mounted writable, DST -> SRC, so the paths the container's command writes are read as the
+    files of this machine they are."""
+    mounted: dict[str, str] = {}
     k = 1
     while k < len(fields):
         arg = fields[k]
@@ -142,18 +145,24 @@ def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> No
         if option == "--mount":
             spec = dict(part.partition("=")[::2] for part in value.split(","))
             source = spec.get("source") or spec.get("src") or ""
+            inside = spec.get("destination") or spec.get("dst") or spec.get("target") or ""
             writable = spec.get("type", "volume") == "bind" and not ({"readonly", "ro"} & set(
                 spec)) and spec.get("readonly", spec.get("ro", "false")) in ("false", "0")
         else:
             parts = value.split(":")
-            source = parts[0]
+            source, inside = parts[0], parts[1] if len(parts) > 1 else ""
             writable = len(parts) < 3 or "ro" not in parts[2].split(",")
-        if writable and source[:1] in ("/", ".", "~") and (
-                an.protected(source, source) or an.holds_protected(source, True)):
+        if not writable or source[:1] not in ("/", ".", "~"):
+            continue                                  # read-only, or a named volume
+        where = an.where(source)
+        if inside.startswith("/") and where != "?":
+            mounted[inside] = where if where.startswith("/") or an.root is None else \
+                f"{an.root.rstrip('/')}/{where}"
+        if an.protected(source, source) or an.holds_protected(source, True):
             an.add("governance-admin", seg,
                    f"the container may write {source}, a governance-protected place, mounted "
                    f"writable with {option}: mount it read-only (:ro) or ask the user")
-            return
+    return mounted
 
 
 def ext_command(url: str) -> list[str]:

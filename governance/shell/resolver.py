@@ -469,13 +469,18 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         pair = f"{fields[sub]} {fields[sub + 1]}" if sub is not None and sub + 1 < len(
             fields) else None
         if sub is not None and (fields[sub] in runs or pair in runs):
-            _carried(an, fields[sub:], raws[sub:], seg, depth, cmd)  # docker run IMAGE CMD
+            mounted: dict[str, str] = {}
             if fields[sub] in ("run", "create") and any(
                     f is not None and f.startswith(("-v", "--volume", "--mount"))
                     for f in fields[sub + 1:]):
                 from governance.shell.programs import volumes  # docker run -v .claude:/c
 
-                volumes(an, fields[sub:], raws[sub:], seg)
+                mounted = volumes(an, fields[sub:], raws[sub:], seg)
+            outer, an.mounts = an.mounts, {**an.mounts, **mounted}
+            try:
+                _carried(an, fields[sub:], raws[sub:], seg, depth, cmd)  # docker run IMAGE CMD
+            finally:
+                an.mounts = outer
     if matched:
         return
     if harmless or lookup_name(first, shell.get("read_only", {})) is not None:

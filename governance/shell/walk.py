@@ -28,6 +28,7 @@ class Walk(Protocol):
     listed: list[int]        # folder entries globs may still read
     checked: dict[str, bool]  # path -> protected, for a path named again
     loops: dict[str, list[str]]   # for NAME in WORDS: the values NAME takes
+    mounts: dict[str, str]        # a container's folder -> this machine's folder mounted there
     text: str                # the whole command
     check: Any               # the path guard: protected paths, secret files and variables
     flow: Any                # what carries a secret so far (``shell.secrets``), None until one

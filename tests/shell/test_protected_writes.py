@@ -329,6 +329,11 @@ def test_a_folder_copied_over_a_protected_folder_is_admin(layer: GovernanceLayer
     "docker run -v \"$PWD/.claude:/c\" alpine sh -c 'echo {} > /c/settings.json'",
     "docker run --mount type=bind,src=.claude,dst=/c alpine true",
     "podman run --volume=./.claude/hooks:/h img", "docker create -v .claude:/c img",
+    # the project mounted whole: what the container's command writes, as the files they are
+    "docker run -v \"$PWD:/w\" alpine sh -c 'echo x > /w/.claude/settings.json'",
+    "docker run --rm -v \"$(pwd)\":/app -w /app node:20 sh -c 'rm -rf /app/.claude'",
+    "docker run -v .:/w alpine cp /tmp/s /w/.claude/settings.json",
+    "docker run --mount type=bind,src=.,dst=/src img sh -c ': > /src/.claude/settings.json'",
 ])
 def test_a_protected_folder_mounted_over_or_into_a_container_is_admin(layer: GovernanceLayer,
                                                                       cmd: str) -> None:
@@ -340,6 +345,9 @@ def test_a_protected_folder_mounted_over_or_into_a_container_is_admin(layer: Gov
     "docker run -v .claude:/c:ro alpine cat /c/settings.json", "docker run -v \"$PWD:/app\" img",
     "docker run --mount type=bind,src=.claude,dst=/c,readonly alpine true",
     "docker run -v data:/var/lib/postgresql/data postgres", "docker run -v ./src:/app/src node",
+    "docker run -v \"$PWD:/w\" alpine sh -c 'echo x > /w/src/a.txt'",
+    "docker run -v \"$PWD:/w:ro\" alpine sh -c 'echo x > /w/.claude/settings.json'",
+    "docker run -v /tmp:/t alpine sh -c 'echo x > /t/y'",
 ])
 def test_ordinary_mounts_and_read_only_volumes_are_not_admin(layer: GovernanceLayer,
                                                              cmd: str) -> None:
