@@ -99,22 +99,16 @@ def _reached(tree: Node, named: str, parts: list[str], root: str, depth_first: b
 
 def _evaluate(node: Node, named: str, real: str) -> Verdict:
     kind = node[0]
-    if kind == "and":
+    if kind in ("and", "or"):
+        stop = kind == "or"                 # the left side's value that decides alone
         a, fa = _evaluate(node[1], named, real)
-        if a is False:
-            return False, fa
+        if a is stop:
+            return stop, fa
         b, fb = _evaluate(node[2], named, real)
-        sure = a is True
+        sure = a is (not stop)              # the right side ran for certain
         fired = {**fa, **{k: v and sure for k, v in fb.items()}}
-        return (False if b is False else True if (a and b) else None), fired
-    if kind == "or":
-        a, fa = _evaluate(node[1], named, real)
-        if a is True:
-            return True, fa
-        b, fb = _evaluate(node[2], named, real)
-        sure = a is False
-        fired = {**fa, **{k: v and sure for k, v in fb.items()}}
-        return (True if b is True else False if (a is False and b is False) else None), fired
+        both = a is (not stop) and b is (not stop)
+        return (stop if b is stop else (not stop) if both else None), fired
     if kind == "list":                      # A , B: both, the value is B's
         _a, fa = _evaluate(node[1], named, real)
         b, fb = _evaluate(node[2], named, real)

@@ -6,20 +6,15 @@ cleanup that looks alike stays quiet."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from governance.shell.analysis import analyse_command
 from governance.shell.schema import load_default_shell
+from tests.shell.test_generated import git
 
 SHELL = load_default_shell()
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root,
-                   check=True, capture_output=True)
 
 
 @pytest.fixture
