@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
+    from typing import Any
 
 GOVERNANCE_SUBDIR = system.join(".claude", "governance")
 CACHE_SUBDIR = ".cache"
@@ -30,6 +31,7 @@ INTENTS_FOLDER = ".orchestration"       # the declared intents, versioned with t
 INTENTS_NAME = "active_intents.yaml"
 # Present while Claude Code's sandbox is part of governance (what `governance sandbox on` added).
 SANDBOX_MANIFEST = "sandbox.json"
+SERVER_RECORD = "server.json"   # the resident server's pid and address (governance serve)
 
 
 def read_bytes(path: str) -> bytes:
@@ -135,6 +137,20 @@ def org_bundle_state_path() -> str:
 
 def governance_dir(project_dir: str) -> str:
     return system.join(project_dir, GOVERNANCE_SUBDIR)
+
+
+
+def read_record(path: str) -> dict[str, Any] | None:
+    """The JSON object a process recorded about itself at ``path`` (the server's, the sandbox
+    proxy's); None when it is missing, unreadable or not an object."""
+    from governance import jsoncodec
+
+    try:
+        with open(path, "rb") as fh:
+            found = jsoncodec.loads(fh.read().decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def intents_path(project_dir: str) -> str:

@@ -74,6 +74,7 @@ __all__ = [
     "X_OK",
     "abspath",
     "access",
+    "alive",
     "basename",
     "chmod",
     "close",
@@ -277,6 +278,19 @@ def _mode(path: str, follow: bool = True) -> int | None:
 
 def exists(path: str) -> bool:
     return _mode(path) is not None
+
+
+def alive(pid: object) -> bool:
+    """Whether ``pid`` names a running process (one of another user's counts)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True      # it exists; signalling it is not ours
+    return True
 
 
 def lexists(path: str) -> bool:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import signal
 import time
 
-from governance import jsoncodec, system
+from governance import system
 from governance.detached import answers, spawn
 from governance.project import governance_dir
+from governance.project import read_record as read_json_record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,12 +37,7 @@ def running(port: int) -> bool:
 
 
 def read_record(project: str) -> dict[str, Any] | None:
-    try:
-        with open(paths(project)[0], "rb") as fh:
-            found = jsoncodec.loads(fh.read().decode("utf-8", "replace"))
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
+    return read_json_record(paths(project)[0])
 
 
 def start(project: str, port: int, argv: list[str]) -> bool:

@@ -21,10 +21,11 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from governance import system
 from governance.errors import GovernanceError
-from governance.project import ensure_dir, governance_dir, replace_file
+from governance.project import SERVER_RECORD, ensure_dir, governance_dir, replace_file
+from governance.project import read_record as read_json_record
 
-RECORD_NAME = "server.json"
 LOCK_NAME = "server.lock"
 DEFAULT_PORT = 8765
 DRAIN = 10    # seconds the calls under way at SIGTERM have to finish
@@ -50,28 +51,11 @@ class Listen:
 
 
 def record_path(project: str) -> str:
-    return os.path.join(governance_dir(project), RECORD_NAME)
+    return os.path.join(governance_dir(project), SERVER_RECORD)
 
 
 def read_record(project: str) -> dict[str, Any] | None:
-    try:
-        with open(record_path(project), encoding="utf-8") as fh:
-            found = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return read_json_record(record_path(project))
 
 
 def bind(listen: Listen) -> socket.socket:
@@ -214,7 +198,7 @@ def status(project: str) -> dict[str, Any]:
     record = read_record(project)
     if record is None:
         return {"running": False, "why": "no server has been started for this project"}
-    if not _alive(record.get("pid")):
+    if not system.alive(record.get("pid")):
         return {"running": False, "why": f"the server (pid {record.get('pid')}) is gone",
                 **record}
     try:
@@ -231,12 +215,12 @@ def stop(project: str, timeout: float = 15.0) -> str:
     """Stop the project's server (SIGTERM, then wait for it to finish its calls)."""
     record = read_record(project)
     pid = (record or {}).get("pid")
-    if not isinstance(pid, int) or not _alive(pid):
+    if not isinstance(pid, int) or not system.alive(pid):
         return "No server is running for this project."
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:   # the server removes its record as it ends
-        if not _alive(pid) or (read_record(project) or {}).get("pid") != pid:
+        if not system.alive(pid) or (read_record(project) or {}).get("pid") != pid:
             return f"Stopped the server (pid {pid})."
         time.sleep(0.05)
     raise ServerError(f"the server (pid {pid}) did not stop within {timeout:.0f} s",

@@ -65,16 +65,23 @@ def _py_kind(q: str | None) -> str | None:
     return _PY.get(q or "")
 
 
+def children(node: ast.AST) -> list[ast.AST]:
+    """A node's direct children (``ast.iter_child_nodes`` without importing ``ast``)."""
+    out: list[ast.AST] = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _walk(node: ast.AST) -> list[ast.AST]:
     """Every node of a tree, breadth first (``ast.walk`` without importing ``ast``)."""
     out = [node]
     for item in out:
-        for field in item._fields:
-            value = getattr(item, field, None)
-            if isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                out.append(value)
+        out.extend(children(item))
     return out
 
 
@@ -161,6 +168,10 @@ class _Py:
                     self.names[t.id] = q
                     if t.id in self.called:   # s = os.system; s(..): the call is read, not the alias
                         self.skip.add(id(node.value))
+
+    @staticmethod
+    def children(node: ast.AST) -> list[ast.AST]:
+        return children(node)
 
     def qual(self, node: ast.AST) -> str | None:
         """The dotted name an expression stands for (``os.system``), resolving imports."""

@@ -90,10 +90,5 @@ def _deletes(py: Any, node: ast.AST, syntax: Any) -> bool:
             if q in _DELETES or (isinstance(item.func, syntax.Attribute) and
                                  item.func.attr in _PATH_DELETES):
                 return True
-        for field in item._fields:
-            value = getattr(item, field, None)
-            if isinstance(value, list):
-                todo.extend(v for v in value if isinstance(v, syntax.AST))
-            elif isinstance(value, syntax.AST):
-                todo.append(value)
+        todo.extend(py.children(item))
     return False

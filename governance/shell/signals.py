@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import os
 
+from governance import system
+from governance.project import SERVER_RECORD, governance_dir, read_record
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -58,23 +61,11 @@ def running(project: str | None) -> Server | None:
     """The project's resident server when its record names a live process."""
     if not project:
         return None
-    path = os.path.join(project, ".claude", "governance", "server.json")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            import json
-
-            record = json.load(handle)
-    except (OSError, ValueError):
+    path = os.path.join(governance_dir(project), SERVER_RECORD)
+    record = read_record(path)
+    pid = record.get("pid") if record is not None else None
+    if record is None or not isinstance(pid, int) or pid <= 1 or not system.alive(pid):
         return None
-    pid = record.get("pid") if isinstance(record, dict) else None
-    if not isinstance(pid, int) or pid <= 1:
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except OSError:
-        pass                                   # alive, another user's
     return Server(pid, record, path)
 
 
