@@ -12,6 +12,10 @@ a function call, a subquery) is not known. Imported by ``shell.queries``; no imp
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _EQUAL = ("=", "==", "<=", ">=", "LIKE", "ILIKE", "IS", "<=>", "GLOB")
 _COMPARE = ("=", "==", "<>", "!=", "<", ">", "<=", ">=", "LIKE", "ILIKE", "IS", "<=>", "GLOB")
 _TRUE = ("TRUE", "ON", "YES")
@@ -35,20 +39,23 @@ def always_true(tokens: list[tuple[str, int]]) -> bool:
 
 
 def _or(words: list[str], i: int) -> tuple[bool | None, int]:
-    value, i = _and(words, i)
-    while i < len(words) and words[i] in ("OR", "||"):
-        right, i = _and(words, i + 1)
-        value = True if True in (value, right) else False if value is False and right is False \
-            else None
-    return value, i
+    return _joined(words, i, ("OR", "||"), _and, True)
 
 
 def _and(words: list[str], i: int) -> tuple[bool | None, int]:
-    value, i = _not(words, i)
-    while i < len(words) and words[i] in ("AND", "&&"):
-        right, i = _not(words, i + 1)
-        value = False if False in (value, right) else True if value is True and right is True \
-            else None
+    return _joined(words, i, ("AND", "&&"), _not, False)
+
+
+def _joined(words: list[str], i: int, operators: tuple[str, str],
+            side: Callable[[list[str], int], tuple[bool | None, int]], decides: bool
+            ) -> tuple[bool | None, int]:
+    """Sides joined by ``operators``: ``decides`` when one side is, the other value when
+    every side is, else unknown (None)."""
+    value, i = side(words, i)
+    while i < len(words) and words[i] in operators:
+        right, i = side(words, i + 1)
+        value = decides if decides in (value, right) else (not decides) if (
+            value is (not decides) and right is (not decides)) else None
     return value, i
 
 
