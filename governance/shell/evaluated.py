@@ -42,7 +42,7 @@ NAMING = frozenset(("let", "test", "[", "[[", "printf", "read", "declare", "type
                     "export", "readonly", "unset", "mapfile", "readarray", "getopts", "wait",
                     "complete", "compgen"))
 _ARITH_TESTS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
-_READ_VALUED = frozenset(("-d", "-i", "-n", "-N", "-p", "-t", "-u"))
+READ_VALUED = frozenset(("-d", "-i", "-n", "-N", "-p", "-t", "-u"))
 _MAPFILE_VALUED = frozenset(("-d", "-n", "-O", "-s", "-u", "-c"))
 PROMPTS = frozenset(("PS0", "PS1", "PS2", "PS3", "PS4"))
 
@@ -387,7 +387,7 @@ def _expression(an: Walk, field: str | None, raw: str, seg: str, depth: int) -> 
 def _options(an: Walk, base: str, args: list[str | None], words: list[str], seg: str,
              depth: int) -> None:
     """The names (and commands) given to read, mapfile, getopts, wait, complete and compgen."""
-    valued = _READ_VALUED if base == "read" else _MAPFILE_VALUED if base in (
+    valued = READ_VALUED if base == "read" else _MAPFILE_VALUED if base in (
         "mapfile", "readarray") else frozenset()
     names: list[tuple[str | None, str]] = []
     k = 0

@@ -51,7 +51,7 @@ def bind_lines(an: Walk, fields: list[str | None], source: str | None, file: Any
     as a ``for NAME in $(PRODUCER)`` keeps it, so the body's targets are read the same way. With
     ``file`` (``done < list.txt``), NAME takes each line of the file when its text is known
     (written earlier in the command, or on disk), else the file's text stands for them."""
-    from governance.shell.evaluated import _READ_VALUED
+    from governance.shell.evaluated import READ_VALUED
 
     values = [UNKNOWN + (source or "")]
     if file is not None:
@@ -62,7 +62,7 @@ def bind_lines(an: Walk, fields: list[str | None], source: str | None, file: Any
         if skip:
             skip = False
         elif field is not None and field[:1] == "-" and len(field) > 1:
-            skip = field in _READ_VALUED or field == "-a"
+            skip = field in READ_VALUED or field == "-a"
         elif field is not None and field.isidentifier():
             an.loops[field] = values
 
