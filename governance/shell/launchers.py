@@ -63,6 +63,43 @@ def run(an: Walk, spec: dict[str, Any], base: str, argv: Argv, seg: str, depth: 
     return fetched
 
 
+def launched(an: Walk, spec: dict[str, Any], with_value: dict[str, Any],
+             fields: list[str | None], raws: list[str]) -> tuple[list[str | None], list[str]] | None:
+    """The command a launch runs, as words to decide like a typed command: ``npx rimraf@5 dist``
+    runs ``rimraf dist``; ``npx -p PKG CMD ARGS`` runs ``CMD ARGS``. The launcher's own options
+    end at the first word that is not one (``npx rimraf -rf x``: ``-rf`` is rimraf's). A
+    package whose command has another name is mapped through ``shell.package_bins``. None when
+    nothing is launched (no command word, a local file, a subcommand that does not launch)."""
+    if spec["local"] == "pinned":     # go run, nix run: a module or a flake, not an npm package
+        return None
+    waiting = bool(spec["sub"])       # `npm exec`, `pnpm dlx`: the launch follows the subcommand
+    i, n = 1, len(fields)
+    while i < n:
+        word = fields[i]
+        if word is None or word == "-" or not word.startswith("-"):
+            if not waiting:
+                break
+            if word not in spec["sub"]:
+                return None
+            waiting = False
+        elif word == "--":
+            i += 1
+            break
+        elif "=" not in word and with_value.get(word):
+            i += int(with_value[word])
+        i += 1
+    if waiting or i >= n:
+        return None
+    word = fields[i]
+    if word is None or not word or word.startswith((".", "/", "~", *_REMOTE)):
+        return None
+    if any(option in spec["packages"] for option in fields[1:i]):
+        return list(fields[i:]), list(raws[i:])   # npx -p PKG CMD: CMD is a command already
+    package = "@" + word[1:].split("@", 1)[0] if word.startswith("@") else word.split("@", 1)[0]
+    name = an.shell.get("package_bins", {}).get(package) or _bin_name(word)
+    return [name, *fields[i + 1:]], [name, *raws[i + 1:]]
+
+
 def _pinned(package: str) -> bool:
     """A version (``pkg@1``, ``@scope/pkg@latest``) or a remote source (a URL, ``github:``,
     a flake reference other than the local ``.#x``, a module path under a host name)."""

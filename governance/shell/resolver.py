@@ -387,6 +387,16 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell import launchers
 
             matched = launchers.run(an, spec["launches"], base, argv, seg, depth) or matched
+            command = launchers.launched(an, spec["launches"], spec["with_value"], fields, raws)
+            if command is not None:            # npx rimraf .claude: rimraf .claude runs
+                if depth + 1 > shell.get("limits", {}).get("max_depth", 6):
+                    an.unknown(seg, "programs nested too deep")
+                elif cmd is not None:
+                    resolve(an, command[0], [False] * len(command[0]), command[1], cmd, seg,
+                            depth + 1)
+                else:
+                    an.script(" ".join(quote(w) if w is not None else '"$__unknown"'
+                                       for w in command[0]), depth + 1, seg)
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:

@@ -318,6 +318,9 @@ class ShellModel(_Strict):
     evaluators: dict[str, Literal["eval", "source", "alias", "trap"]] = {}
     interpreters: dict[str, InterpreterModel] = {}
     modules: dict[str, str] = {}
+    # a package a launcher runs (npx PKG) -> the command it installs, where the two differ
+    # (governance.shell.launchers)
+    package_bins: dict[str, str] = {}
     finders: dict[str, FinderModel] = {}
     task_files: dict[str, TaskFilesModel] = {}
     commands: dict[str, CommandModel] = {}
@@ -566,6 +569,7 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                 "encoded": list(i.encoded)}
                          for name, i in model.interpreters.items()},
         "modules": dict(model.modules),
+        "package_bins": dict(model.package_bins),
         "finders": {name: {"exec": _flags(f.exec)} for name, f in model.finders.items()},
         "task_files": {name: t.model_dump() for name, t in model.task_files.items()},
         "commands": commands,

@@ -1,0 +1,164 @@
+"""Commands that run another program's code in their place (docs/shell.md, "Package launchers" and
+"Claude Code"), and the permissions of governance folders:
+
+- a package launcher (``npx``, ``bunx``, ``npm exec``, ``pnpm dlx``, ``yarn dlx``) runs the
+  package's command with the words after it, and is decided as that command too: ``npx rimraf
+  .claude`` deletes the governance folder as ``rimraf .claude`` does;
+- a second Claude Code started under other settings or a looser permission mode than the user's
+  runs without this project's governance: ``governance-admin``; a plain ``claude -p`` runs under
+  the same hooks and is not;
+- ``chmod``, ``chown``, ``chgrp`` and ``setfacl`` on the folder of governance files, or a
+  recursive sweeping mode over a tree that holds them, lock the hooks out of their settings.
+
+Decided as the PreToolUse hook decides, in a project with the default matrix whose protected files
+exist on disk."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from governance.policy.layer import GovernanceLayer
+from tests.helpers import layer_in_do
+
+
+@pytest.fixture(scope="module")
+def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]:
+    root = tmp_path_factory.mktemp("launched")
+    project = root / "web-app"
+    project.mkdir()
+    for name in [".claude/settings.json", ".claude/governance/state.json", "src/app.ts",
+                 "dist/app.js", "scripts/build.sh", "node_modules/.bin/rimraf"]:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("{}\n")
+    (project / ".gitignore").write_text("dist/\nnode_modules/\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    with layer_in_do(project, root / "home") as layer:
+        yield layer
+
+
+def primitives(layer: GovernanceLayer, command: str) -> set[str]:
+    acts, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
+    return {a.primitive for a in acts}
+
+
+# --- launched packages ----------------------------------------------------------------------------
+LAUNCHERS = ["npx", "npx -y", "npx --yes", "bunx", "npm exec", "npm exec --", "npm x",
+             "pnpm dlx", "yarn dlx", "bun x", "env CI=1 npx", "timeout 60 pnpm dlx"]
+VERSIONS = ["", "@5", "@latest"]
+GOVERNANCE = [".claude", "./.claude", ".claude/", ".claude/settings.json", "$PWD/.claude",
+              ".claude/governance"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(LAUNCHERS), st.sampled_from(VERSIONS), st.sampled_from(GOVERNANCE))
+def test_a_launched_deleter_over_governance_files(layer: GovernanceLayer, launcher: str,
+                                                 version: str, path: str) -> None:
+    command = f"{launcher} rimraf{version} {path}"
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "npx rimraf /", "pnpm dlx rimraf ~", "npx del-cli /srv/data", "bunx rimraf src",
+    "npx rimraf --glob 'src/**'", "npx -p rimraf rimraf src",
+])
+def test_a_launched_deleter_of_a_tree_is_destructive(layer: GovernanceLayer, command: str) -> None:
+    assert "destructive" in primitives(layer, command)
+
+
+@pytest.mark.parametrize("command", ["npx rimraf dist", "npm exec -- rimraf dist node_modules"])
+def test_a_launched_deleter_of_build_output_is_a_file_delete(layer: GovernanceLayer,
+                                                            command: str) -> None:
+    found = primitives(layer, command)
+    assert "file-delete" in found and "destructive" not in found, found
+
+
+@pytest.mark.parametrize("command", [
+    "npx @anthropic-ai/claude-code --dangerously-skip-permissions -p 'fix it'",
+    "npx -y @anthropic-ai/claude-code@latest --settings '{\"disableAllHooks\": true}' -p x",
+    "npx -p @anthropic-ai/claude-code claude --setting-sources user -p x",
+])
+def test_a_package_is_decided_as_the_command_it_installs(layer: GovernanceLayer,
+                                                         command: str) -> None:
+    assert "governance-admin" in primitives(layer, command)
+
+
+@pytest.mark.parametrize("command", [
+    "npx eslint --fix src", "npx tsc --noEmit", "npx prettier --check .", "npx jest --watchAll=false",
+    "npm exec vitest run", "pnpm dlx create-vite my-app --template react", "npx rimraf",
+    "npx prettier --write src/app.ts",
+])
+def test_ordinary_launches_stay_out_of_governance(layer: GovernanceLayer, command: str) -> None:
+    found = primitives(layer, command)
+    assert not found & {"governance-admin", "destructive", "shell-unknown"}, (command, found)
+
+
+def test_a_launched_command_is_read_with_its_own_options(layer: GovernanceLayer) -> None:
+    # npx stops reading its options at the package: -rf and -p belong to what it runs
+    assert "governance-admin" in primitives(layer, "npx shx rm -rf .claude")
+    assert "governance-admin" in primitives(layer, "npx rimraf -g '.claude/*'")
+    assert "file-write" in primitives(layer, "npx prettier -w src/app.ts")
+
+
+# --- a second Claude Code -------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    "claude --dangerously-skip-permissions -p 'run the tests'",
+    "claude -p --allow-dangerously-skip-permissions x",
+    "claude --permission-mode bypassPermissions -p x",
+    "claude --permission-mode=acceptEdits -p x",
+    "claude --settings /tmp/loose.json -p x",
+    "claude --settings='{\"disableAllHooks\":true}' -p x",
+    "claude --setting-sources user -p x",
+    "claude --allowedTools 'Bash(*)' -p x",
+    "claude --allowed-tools Bash -p x",
+    "claude --permission-prompt-tool mcp__auto__approve -p x",
+    "env CLAUDE_CODE_ENTRYPOINT=cli claude --dangerously-skip-permissions",
+    "sh -c 'claude --dangerously-skip-permissions -p x'",
+    "claude config set disableAllHooks true",
+    "claude config set -g hooks '{}'",
+    "claude config add allowedTools Bash",
+    "claude config remove ignorePatterns x",
+])
+def test_a_second_agent_under_looser_governance_is_governance_admin(layer: GovernanceLayer,
+                                                                    command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "claude -p 'summarise the diff'", "claude --version", "claude config get theme",
+    "claude config list", "claude mcp list", "claude --model sonnet -p 'explain src/app.ts'",
+    "claude -p --output-format json 'list the TODOs'", "claude doctor",
+])
+def test_a_second_agent_under_the_same_governance_is_not(layer: GovernanceLayer,
+                                                         command: str) -> None:
+    assert "governance-admin" not in primitives(layer, command), command
+
+
+def test_adding_an_mcp_server_configures_code_to_run(layer: GovernanceLayer) -> None:
+    assert "exec-config" in primitives(layer, "claude mcp add tools -- node server.js")
+    assert "package-install" in primitives(layer, "claude update")
+
+
+# --- permissions of governance folders ------------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    "chmod 000 .claude", "chmod a-rwx .claude/governance", "chmod 700 ./.claude/",
+    "chown nobody .claude", "chgrp nogroup .claude/governance", "setfacl -m u:me:--- .claude",
+    "setfacl -b .claude", "chmod -R a-r .", "chmod -R 000 ./", "chmod -R u-w .claude/..",
+    "setfacl -R -m u:me:--- .", "chattr +i .claude",
+])
+def test_permissions_that_lock_governance_out(layer: GovernanceLayer, command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "chmod +x scripts/build.sh", "chmod -R g+r .", "chmod -R u+w .", "chmod 644 src/app.ts",
+    "chmod -R a+rX src", "chown -R me:me dist", "setfacl -m u:bob:rw src/app.ts",
+    "chmod 755 .",
+])
+def test_everyday_permission_changes_are_file_writes(layer: GovernanceLayer, command: str) -> None:
+    found = primitives(layer, command)
+    assert "governance-admin" not in found and "file-write" in found, (command, found)
