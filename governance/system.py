@@ -147,6 +147,29 @@ def isabs(path: str) -> bool:
     return path.startswith("/")
 
 
+def located(base: str, path: str) -> str:
+    """``path`` as the caller means it from the folder ``base``: ``~`` expanded, relative to
+    ``base``, and a process's folder links under ``/proc`` read as the caller's own, since the
+    process that resolves them is not the one that will open the path (a hook, a server): the
+    ``cwd`` of ``/proc/self``, ``/proc/thread-self``, ``/proc/PID`` or ``/proc/PID/task/TID`` is
+    ``base``, and their ``root`` is ``/``."""
+    full = join(base, expanduser(path))
+    if not full.startswith("/proc/"):
+        return full
+    parts = full[6:].split("/")
+    who = parts[0]
+    if who not in ("self", "thread-self") and not who.isdigit():
+        return full
+    k = 1
+    if len(parts) > 3 and parts[1] == "task" and parts[2].isdigit():
+        k = 3
+    if len(parts) <= k or parts[k] not in ("cwd", "root"):
+        return full
+    rest = "/".join(parts[k + 1:])
+    return join(base if parts[k] == "cwd" else "/", rest) if rest else (
+        base if parts[k] == "cwd" else "/")
+
+
 def join(path: str, *more: str) -> str:
     for part in more:
         if part.startswith("/"):

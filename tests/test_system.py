@@ -104,3 +104,21 @@ def test_importing_it_does_not_import_os() -> None:
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("/proc/self/cwd/.claude/settings.json", "/srv/app/.claude/settings.json"),
+    ("/proc/thread-self/cwd", "/srv/app"),
+    ("/proc/4242/cwd/../x", "/srv/app/../x"),
+    ("/proc/4242/task/4243/cwd/a", "/srv/app/a"),
+    ("/proc/self/root/etc/passwd", "/etc/passwd"),
+    ("/proc/1/root", "/"),
+    ("/proc/self/environ", "/proc/self/environ"),
+    ("/proc/self/fd/3", "/proc/self/fd/3"),
+    ("/proc/cpuinfo", "/proc/cpuinfo"),
+    ("notes/a.md", "/srv/app/notes/a.md"),
+    ("/etc/hosts", "/etc/hosts"),
+])
+def test_located_reads_a_process_folder_link_as_the_callers(path: str, expected: str) -> None:
+    # the hook or server resolving /proc/self/cwd would read its own folder, not the agent's
+    assert system.located("/srv/app", path) == expected

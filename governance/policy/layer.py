@@ -191,7 +191,7 @@ class PathGuard:
             return self._secret_pattern(path, cut)
         lowered = path.lower().rstrip("/") + "/"
         if not self._screen("paths", lowered):
-            joined = system.join(self.base, system.expanduser(path))
+            joined = system.located(self.base, path)
             try:
                 info = system.lstat(joined)
             except (OSError, ValueError):
@@ -556,7 +556,7 @@ class GovernanceLayer:
         if "\0" in path:
             return True
         base = cwd or self.project_dir
-        full = system.realpath(system.join(base, system.expanduser(path))).lower()
+        full = system.realpath(system.located(base, path)).lower()
         root = self._root()
         rel = full[len(root) + 1:] if full.startswith(root + system.sep) else None
         name = full.rsplit(system.sep, 1)[-1]
@@ -616,7 +616,7 @@ class GovernanceLayer:
         if "\0" in folder:
             return True
         base = cwd or self.project_dir
-        full = system.realpath(system.join(base, system.expanduser(folder))).lower()
+        full = system.realpath(system.located(base, folder)).lower()
         if self.is_protected(full):
             return True
         inside = full.rstrip(system.sep) + system.sep
@@ -638,7 +638,7 @@ class GovernanceLayer:
         if "\0" in path:
             return True
         base = cwd or self.project_dir
-        real = system.realpath(system.join(base, system.expanduser(path)))
+        real = system.realpath(system.located(base, path))
         full = real.lower()
         for place in self._installation():
             if full == place or full.startswith(place + system.sep):
@@ -673,7 +673,7 @@ class GovernanceLayer:
 
     def protected_files(self, folder: str, cwd: str | None = None) -> list[str]:
         """``PathGuard.protected_files``."""
-        top = system.realpath(system.join(cwd or self.project_dir, system.expanduser(folder)))
+        top = system.realpath(system.located(cwd or self.project_dir, folder))
         inside = top.rstrip(system.sep) + system.sep
         found: list[str] = []
         budget = [_MAX_PROTECTED_FILES]

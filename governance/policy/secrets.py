@@ -68,7 +68,7 @@ class Secrets:
         file. Compared without regard to case."""
         if not path or "\0" in path:
             return None
-        joined = system.join(cwd or self.project_dir, system.expanduser(path))
+        joined = system.located(cwd or self.project_dir, path)
         literal = system.normpath(joined).lower()
         found = self._kind("paths", literal)
         if found is not None and self._kind("not_paths", literal) is None:
@@ -134,7 +134,7 @@ class Secrets:
         the folder ``path`` reaches (``~/.ssh`` holds ``~/.ssh/*``, ``~/.aws`` holds
         ``~/.aws/credentials``, the home holds both); else None. ``direct``: only a place right
         in the folder (what an archive or a copy of it holds by name: not the home's)."""
-        joined = system.join(cwd or self.project_dir, system.expanduser(path))
+        joined = system.located(cwd or self.project_dir, path)
         for full in dict.fromkeys((system.normpath(joined).lower(),
                                    system.realpath(joined).lower())):
             inside = full.rstrip("/") + "/"

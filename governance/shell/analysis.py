@@ -719,6 +719,8 @@ class _Analysis:
                 return False
         if text.startswith("~+/") and self.folder():        # ~+ is $PWD
             text = str(self.folder()) + text[2:]
+        elif text.startswith("/proc/") and self.folder():   # /proc/self/cwd is the shell's folder
+            text = system.located(str(self.folder()), text)
         path = system.expanduser(text)
         if self.is_protected(path):
             return True

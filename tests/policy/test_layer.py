@@ -86,6 +86,21 @@ def test_protected_files_are_governance_admin(layer: GovernanceLayer, project: P
         assert decision.primitive == "governance-admin" and decision.action == "block", tool
 
 
+def test_a_process_folder_link_is_read_as_the_agents(layer: GovernanceLayer, project: Path,
+                                                      tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # the agent's /proc/self/cwd is its working folder; the hook's own is somewhere else
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for path in ("/proc/self/cwd/.claude/settings.json", "/proc/thread-self/cwd/.claude/settings.json",
+                 f"/proc/1/root{project}/.claude/settings.json",
+                 "/proc/77/task/78/cwd/sub/../.claude/settings.local.json"):
+        decision = layer.decide("Write", {"file_path": path, "content": "{}"})
+        assert decision.primitive == "governance-admin", path
+    assert layer.decide("Write", {"file_path": "/proc/self/cwd/notes.md"}).primitive == "file-write"
+
+
 def test_relative_and_ordinary_paths(layer: GovernanceLayer, project: Path) -> None:
     assert layer.is_protected(".claude/settings.json", str(project))
     assert not layer.is_protected(str(project / "src" / "settings.json"))

@@ -441,3 +441,14 @@ def test_installing_is_still_package_install(layer: GovernanceLayer, cmd: str) -
 
 def test_dd_writing_a_file_is_still_destructive(layer: GovernanceLayer) -> None:
     assert "destructive" in primitives(layer, "dd if=/dev/zero of=disk.img bs=1M count=1")
+
+
+@pytest.mark.parametrize("command", [
+    "echo {} > /proc/self/cwd/.claude/settings.json",
+    "cd src && echo {} > /proc/self/cwd/../.claude/settings.json",
+    "cp x.json /proc/$$/cwd/.claude/settings.local.json",
+    "cd src; rm -f /proc/thread-self/cwd/../.claude/governance/state.json",
+])
+def test_a_process_folder_link_is_the_shells_folder(layer: GovernanceLayer, command: str) -> None:
+    # /proc/self/cwd is the folder the shell is in when it runs the command, not the hook's
+    assert "governance-admin" in primitives(layer, command), command
