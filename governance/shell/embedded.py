@@ -80,15 +80,7 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
     if form == "@sshfile":    # ssh -F CONFIG: its ProxyCommand, LocalCommand, Match exec ...
         if value in ("none", "/dev/null"):
             return True
-        text = _file_text(an, what, value, seg)
-        for line in (text or "").splitlines():
-            line = line.strip()
-            key, rest = _ssh_option(line)
-            if key == "match":   # Match [!]exec "CMD" ...: CMD runs to test the condition
-                for command in _match_exec(rest):
-                    an.script(command, depth + 1, seg)
-            elif key and not key.startswith("#"):
-                _read(an, what, "@ssh", line, seg, depth)
+        _ssh_config(an, what, value, seg, depth, 0)
         return True
     if form == "@exfile":     # vim -S FILE, -u VIMRC: Vim commands read from a file
         if value.upper() in ("NONE", "NORC", "DEFAULTS", "NOPLUGIN"):
@@ -108,6 +100,75 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
         return False
     _run(an, what, language if at else "sh", value[len(prefix):], seg, depth)
     return True
+
+
+_MAX_INCLUDES = 16   # ssh's own limit of nested Include files
+
+
+def _ssh_config(an: Walk, what: str, value: str, seg: str, depth: int, level: int) -> None:
+    """The commands of an ssh configuration file and of the files it includes: ``Include
+    FILE...`` names files relative to ``~/.ssh`` (a configuration given with ``-F`` is a user
+    configuration), with ``~`` and globs expanded as ssh expands them."""
+    text = _file_text(an, what, value, seg)
+    for line in (text or "").splitlines():
+        line = line.strip()
+        key, rest = _ssh_option(line)
+        if key == "match":   # Match [!]exec "CMD" ...: CMD runs to test the condition
+            for command in _match_exec(rest):
+                an.script(command, depth + 1, seg)
+        elif key == "include":
+            if level + 1 >= _MAX_INCLUDES:
+                an.unknown(seg, f"{what} {value} includes files nested too deep to read")
+                continue
+            for name in _ssh_words(rest):
+                for path in _included(an, what, name, seg):
+                    _ssh_config(an, what, path, seg, depth, level + 1)
+        elif key and not key.startswith("#"):
+            _read(an, what, "@ssh", line, seg, depth)
+
+
+def _ssh_words(text: str) -> list[str]:
+    """The arguments of an ssh configuration line: words, or double-quoted strings."""
+    words: list[str] = []
+    k, n = 0, len(text)
+    while k < n:
+        if text[k] in " \t":
+            k += 1
+        elif text[k] == '"':
+            end = text.find('"', k + 1)
+            end = n if end < 0 else end
+            words.append(text[k + 1:end])
+            k = end + 1
+        else:
+            end = k
+            while end < n and text[end] not in " \t":
+                end += 1
+            words.append(text[k:end])
+            k = end
+    return words
+
+
+def _included(an: Walk, what: str, name: str, seg: str) -> list[str]:
+    """The files an ``Include`` word names: relative to ``~/.ssh``; a glob is the files that
+    match it now (``config.d/*``), or ``shell-unknown`` when its folder cannot be listed."""
+    if not name.startswith(("/", "~")):
+        name = "~/.ssh/" + name
+    if not any(c in name for c in "*?["):
+        return [name]
+    from fnmatch import fnmatchcase
+
+    from governance import system
+
+    folder, _, pattern = system.expanduser(name).rpartition("/")
+    if any(c in folder for c in "*?["):
+        an.unknown(seg, f"{what} includes {name}, files that cannot be listed before they run")
+        return []
+    try:
+        names = sorted(system.listdir(folder or "/"))
+    except OSError:
+        return []            # a missing folder: ssh includes nothing
+    return [f"{folder}/{n}" for n in names if fnmatchcase(n, pattern) and
+            (n[:1] != "." or pattern[:1] == ".")]
 
 
 def _file_text(an: Walk, what: str, value: str, seg: str) -> str | None:

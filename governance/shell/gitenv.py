@@ -1,7 +1,11 @@
-"""Git configuration given outside the configuration files: in the environment
-(``GIT_CONFIG_COUNT`` with ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``,
-``GIT_CONFIG_GLOBAL``) and by ``--config-env=KEY=VAR``; each becomes the ``-c KEY=VALUE`` git
-would see, so ``shell.programs.git_config`` reads it as configuration on the command line.
+"""Git configuration given outside the repository's configuration files: in the environment
+(``GIT_CONFIG_COUNT`` with ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``),
+by ``--config-env=KEY=VAR``, and in the files the command points git at (``GIT_CONFIG_GLOBAL``,
+``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG``, the ``.gitconfig`` of a ``HOME`` or the ``git/config`` of an
+``XDG_CONFIG_HOME`` it sets, and what ``include.path``/``includeIf.*.path`` include); each setting
+becomes the ``-c KEY=VALUE`` git would see, so ``shell.programs.git_config`` reads it as
+configuration on the command line. A file is read from what the command wrote earlier, or from
+disk; one whose text is known only at run time is a setting known only at run time.
 
 Imported by ``shell.resolver`` when git runs. May use the root modules and ``shell.walk``
 (types only).
@@ -16,9 +20,81 @@ if TYPE_CHECKING:
 
 
 def configured(an: Walk, cmd: Simple | None, fields: list[str | None]) -> list[str | None]:
-    """``fields`` with the configuration from the environment and ``--config-env`` as ``-c``."""
+    """``fields`` with the configuration from the environment, ``--config-env`` and the files
+    included with ``-c include.path=FILE`` as ``-c``."""
     fields = git_config_env(an, cmd, fields)
-    return [fields[0], *git_environment(an, cmd), *fields[1:]]
+    out: list[str | None] = [fields[0], *git_environment(an, cmd)]
+    i = 1
+    while i < len(fields):
+        arg = fields[i]
+        out.append(arg)
+        if arg == "-c" and i + 1 < len(fields):
+            setting = fields[i + 1]
+            out.append(setting)
+            i += 2
+            path = _include(setting)
+            if path is not None:          # git -c include.path=FILE: FILE's settings
+                out += config_file(an, path, "", 1)
+            continue
+        if arg is None or not arg.startswith("-"):
+            out += fields[i + 1:]
+            break
+        i += 1
+    return out
+
+
+_MAX_INCLUDES = 10     # git's own limit of nested includes
+
+
+def _include(setting: str | None) -> str | None:
+    """The file an ``include.path`` or ``includeIf.COND.path`` setting names."""
+    if setting is None:
+        return None
+    key, eq, value = setting.partition("=")
+    key = key.lower()
+    if eq and (key == "include.path" or (key.startswith("includeif.") and
+                                         key.endswith(".path"))):
+        return value
+    return None
+
+
+def config_file(an: Walk, path: str, folder: str, level: int) -> list[str | None]:
+    """The settings of a git configuration file as ``-c KEY=VALUE`` words, and those of the
+    files it includes (a relative path is relative to the including file's folder); ``-c``
+    with an unknown setting when its text is known only at run time. A missing file adds
+    nothing."""
+    from governance import system
+    from governance.shell import source
+    from governance.shell.gitfiles import parse_config
+
+    if path.startswith("~") or path.startswith("/") or not folder:
+        name = path
+    else:
+        name = f"{folder}/{path}"
+    if level > _MAX_INCLUDES:
+        return ["-c", None]
+    full = source.path_of(an, name)
+    if full is None:
+        text = an.file_text(name)
+        if text is None and an.wrote(name):
+            return ["-c", None]
+    elif source.written(an, full) is not None:
+        text = an.file_text(source.written(an, full))
+        if text is None:
+            return ["-c", None]
+    else:
+        kind, text = source.read(an, full)
+        if kind != "text":
+            return ["-c", None] if kind in ("large", "spent", "binary") else []
+    out: list[str | None] = []
+    for key, value in parse_config(text or ""):
+        setting = f"{key}={value}"
+        out += ["-c", setting]
+        included = _include(setting)
+        if included is not None:
+            where = system.dirname(full) if full is not None else system.dirname(name)
+            out += config_file(an, included, where, level + 1)
+    return out
 
 
 _GIT_CONFIG_FILES = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
@@ -26,9 +102,9 @@ _GIT_CONFIG_FILES = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
 
 def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
     """The ``-c KEY=VALUE`` settings git takes from its environment (``GIT_CONFIG_COUNT`` with
-    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``), as command-line
-    options; an unknown setting is ``-c`` with an unknown value, and a configuration file the
-    command wrote (``GIT_CONFIG_GLOBAL=f``) is unknown too."""
+    ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``) and from the files
+    it names (``GIT_CONFIG_GLOBAL=f``, ``HOME=d``: ``d/.gitconfig``), as command-line options;
+    an unknown setting is ``-c`` with an unknown value."""
     env = dict(an.vars)
     for name, word in cmd.assigns if cmd is not None else ():
         env[name] = an.expand_one(word.parts)
@@ -45,9 +121,20 @@ def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
         settings = None if text is None else _quoted_words(text)
         for setting in settings if settings is not None else [None]:
             out += ["-c", setting]
-    for name in _GIT_CONFIG_FILES:
-        if name in env and (env[name] is None or an.wrote(env[name])):
+    files: list[str | None] = [env[name] for name in _GIT_CONFIG_FILES if name in env]
+    if "XDG_CONFIG_HOME" in env:
+        files.append(None if env["XDG_CONFIG_HOME"] is None else
+                     f"{env['XDG_CONFIG_HOME']}/git/config")
+    if "HOME" in env:
+        home = env["HOME"]
+        files.append(None if home is None else f"{home}/.gitconfig")
+        if "XDG_CONFIG_HOME" not in env:
+            files.append(None if home is None else f"{home}/.config/git/config")
+    for path in files:
+        if path is None:
             out += ["-c", None]          # configuration read from a file known at run time
+        elif path not in ("/dev/null", ""):
+            out += config_file(an, path, "", 1)
     return out
 
 

@@ -165,6 +165,105 @@ def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> di
     return mounted
 
 
+_COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+_COMPOSE_OVERRIDES = ("compose.override.yaml", "compose.override.yml",
+                      "docker-compose.override.yaml", "docker-compose.override.yml")
+# subcommands that start containers from the file's services
+_COMPOSE_STARTS = ("up", "run", "create", "start", "restart", "watch")
+
+
+def compose(an: Walk, base: str, fields: list[str | None], seg: str) -> None:
+    """``docker compose up|run|...`` (``docker-compose``, ``podman compose``): the compose
+    files start containers with the volumes and commands they list. A file that names a
+    governance-protected place (a volume of ``.claude``, a command that writes
+    ``/app/.claude/settings.json``) is ``governance-admin``, as such a ``docker run`` is. The
+    files are ``-f``/``--file`` (``-`` is standard input), else the first default name in the
+    project folder (``--project-directory``) with its override file, read from disk or from
+    what the command wrote earlier; one named only at run time is ``shell-unknown``."""
+    from governance.shell import source
+
+    named: list[str | None] = []
+    folder = "."
+    sub = None
+    k = 1
+    while k < len(fields):
+        word = fields[k]
+        if word in ("-f", "--file", "--project-directory") and k + 1 < len(fields):
+            if word == "--project-directory":
+                folder = fields[k + 1] or folder
+            else:
+                named.append(fields[k + 1])
+            k += 2
+            continue
+        if word is not None and word.startswith(("--file=", "--project-directory=")):
+            key, _, value = word.partition("=")
+            if key == "--file":
+                named.append(value)
+            else:
+                folder = value
+        elif word is not None and word.startswith("-f") and len(word) > 2:
+            named.append(word[2:])
+        elif word is not None and not word.startswith("-") and word != "compose":
+            sub = word
+            break
+        k += 1
+    if sub not in _COMPOSE_STARTS:
+        return
+    if not named:
+        first = next((f"{folder}/{n}" for n in _COMPOSE_FILES if _present(an, f"{folder}/{n}")),
+                     None)
+        override = next((f"{folder}/{n}" for n in _COMPOSE_OVERRIDES
+                         if _present(an, f"{folder}/{n}")), None)
+        named = [name for name in (first, override if first else None) if name is not None]
+    for name in named:
+        if name is None:
+            an.unknown(seg, f"{base} compose starts services from a file named only at run time")
+            continue
+        if name == "-":
+            continue          # standard input: read as the command's input by the caller
+        path = source.path_of(an, name)
+        if path is None:          # no folder to read from: only what the command wrote
+            text = an.file_text(name)
+        else:
+            text = source.text_of(an, base, path, name, seg)
+        if text is None:
+            continue
+        why = _names_protected(an, text)
+        if why is not None:
+            an.add("governance-admin", seg,
+                   f"{base} compose starts services from {name}, which {why}: its containers "
+                   "may change governance files; ask the user")
+
+
+def _present(an: Walk, name: str) -> bool:
+    """Whether the command wrote the file earlier, or it is on disk."""
+    from governance import system
+    from governance.shell import source
+
+    path = source.path_of(an, name)
+    return an.wrote(name) or (path is not None and (source.written(an, path) is not None or
+                                                    system.exists(path)))
+
+
+def _names_protected(an: Walk, text: str) -> str | None:
+    """Why a file's text names a governance-protected place: a marker (``.claude/``), or a
+    word, split as volume specifications are (``./.claude:/c:rw``), that is a protected path
+    or the folder of one."""
+    lowered = text.lower()
+    for marker in an.shell.get("protected_markers", ()):
+        if marker in lowered:
+            return f"names {marker!r}"
+    for word in text.translate(_SEPARATORS).split():
+        word = word.strip("-")
+        if any(h in word.lower() for h in ("claude", "governance", "settings", "ledger")) and (
+                an.protected(word, word) or an.holds_protected(word, True)):
+            return f"names {word}"
+    return None
+
+
+_SEPARATORS = str.maketrans({c: " " for c in "\"':=,[]{}()"})
+
+
 def ext_command(url: str) -> list[str]:
     """The command an ``ext::`` remote runs, as git-remote-ext reads it: words split on
     unescaped spaces, ``%`` escapes (``% `` a space, ``%%`` a percent sign, ``%s``/``%S`` the

@@ -30,6 +30,10 @@ NAMED = frozenset(("let", "test", "[", "[[", "printf", "read", "declare", "types
                    "complete", "compgen"))
 
 
+_COMPOSERS = ("docker-compose", "podman-compose")
+_CONTAINERS = ("docker", "podman", "nerdctl")
+
+
 def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[str],
             cmd: Simple, seg: str, depth: int) -> None:
     shell = an.shell
@@ -138,8 +142,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             _git_folder(an, fields)               # git -C DIR: paths are read from DIR
             from governance.shell.programs import git_config
 
-            if any(f is not None and f.startswith("--config-env") for f in fields) or any(
-                    n.startswith("GIT_CONFIG") for n in [*an.vars, *(a for a, _ in cmd.assigns)]):
+            if any(f is not None and (f.startswith("--config-env") or f[:8].lower() in (
+                    "include.", "includei")) for f in fields) or any(
+                    n.startswith("GIT_CONFIG") or n in ("HOME", "XDG_CONFIG_HOME")
+                    for n in [*an.vars, *(a for a, _ in cmd.assigns)]):
                 from governance.shell.gitenv import configured  # GIT_CONFIG_COUNT=1 ...
 
                 fields = configured(an, cmd, fields)
@@ -472,6 +478,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         outputs(an, base, first, fields, raws, seg,
                 "read" if lookup_name(first, shell.get("read_only", {})) is not None else
                 "listed" if name is not None else "unlisted")
+    if base in _COMPOSERS or (base in _CONTAINERS and "compose" in fields[1:]):
+        from governance.shell.programs import compose  # docker compose up: its files' volumes
+
+        compose(an, base, fields, seg)
     runs = spec.get("runs")
     if runs:
         sub = next((k for k in range(1, len(fields)) if fields[k] is not None and

@@ -282,3 +282,36 @@ def test_an_ordinary_ssh_configuration_file_adds_nothing(tmp_path: Path) -> None
     assert not _in(str(tmp_path), "ssh -F cfg x") & (LOUD - {"web-fetch"})
     assert not _in(str(tmp_path), "ssh -F /dev/null x") & (LOUD - {"web-fetch"})
     assert "shell-unknown" in _in(str(tmp_path), 'ssh -F "$CONFIG" x')
+
+
+@pytest.mark.parametrize("include", ["Include {d}/more.conf", "include {d}/conf.d/*.conf",
+                                     'Include "{d}/more.conf" {d}/none.conf',
+                                     "Include {d}/chain.conf"])
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_files_an_ssh_configuration_includes_are_read(tmp_path: Path, include: str,
+                                                      inner: str) -> None:
+    (tmp_path / "conf.d").mkdir()
+    bad = f"Host *\n  ProxyCommand {inner}\n"
+    (tmp_path / "more.conf").write_text(bad)
+    (tmp_path / "conf.d" / "10-x.conf").write_text(bad)
+    (tmp_path / "conf.d" / "20-ok.conf").write_text("Host y\n  User me\n")
+    (tmp_path / "chain.conf").write_text(f"Include {tmp_path}/more.conf\n")
+    (tmp_path / "cfg").write_text("Host x\n  User me\n" + include.format(d=tmp_path) + "\n")
+    assert INNER[inner] in _in(str(tmp_path), "ssh -F cfg x"), include
+
+
+def test_an_include_relative_to_the_users_ssh_folder(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".ssh" / "jump").write_text("ProxyCommand rm -rf /srv/data\n")
+    (tmp_path / "cfg").write_text("Include jump\nInclude ~/.ssh/absent\n")
+    assert "destructive" in _in(str(tmp_path), "ssh -F cfg x")
+    (home / ".ssh" / "jump").write_text("Host jump\n  HostName 10.0.0.1\n")
+    assert not _in(str(tmp_path), "ssh -F cfg x") & (LOUD - {"web-fetch"})
+
+
+def test_an_include_that_includes_itself_stops(tmp_path: Path) -> None:
+    (tmp_path / "cfg").write_text(f"Include {tmp_path}/cfg\nUser me\n")
+    assert "shell-unknown" in _in(str(tmp_path), "ssh -F cfg x")

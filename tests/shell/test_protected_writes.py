@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from governance.policy.layer import GovernanceLayer
+from governance.shell.words import quote
 from tests.helpers import layer_in_do
 
 PROTECTED = [".claude/settings.json", ".claude/settings.local.json",
@@ -452,3 +454,52 @@ def test_dd_writing_a_file_is_still_destructive(layer: GovernanceLayer) -> None:
 def test_a_process_folder_link_is_the_shells_folder(layer: GovernanceLayer, command: str) -> None:
     # /proc/self/cwd is the folder the shell is in when it runs the command, not the hook's
     assert "governance-admin" in primitives(layer, command), command
+
+
+COMPOSE_ADMIN = [
+    "services:\n  a:\n    image: alpine\n    volumes:\n      - ./.claude:/c\n",
+    "services:\n  a:\n    image: alpine\n    volumes: [\".claude/hooks:/h:rw\"]\n",
+    "services:\n  a:\n    volumes:\n      - type: bind\n        source: ./.claude\n        target: /c\n",
+    "services:\n  a:\n    volumes: ['.:/w']\n    command: sh -c 'echo {} > /w/.claude/settings.json'\n",
+    "services:\n  a:\n    volumes: ['.:/w']\n    entrypoint: [rm, -rf, /w/.claude/governance]\n",
+]
+COMPOSE_ORDINARY = (
+    "services:\n  web:\n    build: .\n    volumes:\n      - .:/app\n      - node_modules:/app/node_modules\n"
+    "    command: npm run dev\n    environment:\n      - NODE_ENV=development\n"
+    "  db:\n    image: postgres:16\n    volumes: [pgdata:/var/lib/postgresql/data]\n"
+    "volumes:\n  pgdata: {}\n  node_modules: {}\n")
+
+
+@pytest.mark.parametrize("text", COMPOSE_ADMIN)
+@pytest.mark.parametrize("command", [
+    "docker compose up -d", "docker compose -f {f} up", "docker-compose --file={f} run a",
+    "podman compose up", "docker compose --project-directory . create", "docker compose start",
+])
+def test_compose_files_that_mount_or_write_governance_files(tmp_path: Path, text: str,
+                                                            command: str) -> None:
+    project = tmp_path / "p"
+    (project / ".claude" / "governance").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text("{}")
+    name = "docker-compose.yml" if "{f}" not in command else "deploy/stack.yml"
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text(text)
+    (project / "deploy" / ".claude").mkdir(parents=True, exist_ok=True)   # stays unread
+    with layer_in_do(project, tmp_path / "home") as layer:
+        assert "governance-admin" in primitives(layer, command.format(f=name)), command
+        written = f"printf %s {quote(text)} > c.yml && docker compose -f c.yml up"
+        assert "governance-admin" in primitives(layer, written)
+
+
+def test_an_ordinary_compose_file_and_reading_commands_are_not_admin(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text("{}")
+    (project / "compose.yaml").write_text(COMPOSE_ORDINARY)
+    with layer_in_do(project, tmp_path / "home") as layer:
+        for command in ("docker compose up -d", "docker compose run --rm web npm test",
+                        "docker-compose up --build", "docker compose -f missing.yml up"):
+            assert "governance-admin" not in primitives(layer, command), command
+        (project / "compose.yaml").write_text(COMPOSE_ADMIN[0])
+        for command in ("docker compose ps", "docker compose logs -f", "docker compose config"):
+            assert "governance-admin" not in primitives(layer, command), command
+        assert "shell-unknown" in primitives(layer, 'docker compose -f "$COMPOSE" up')

@@ -258,3 +258,54 @@ def test_a_dry_run_of_parallel_runs_nothing(inner: tuple[str, str], option: str,
                                             jobs: str) -> None:
     command = f"parallel {jobs}{option} {inner[0]} ::: a b"
     assert not found(command) & STOPPED, command
+
+
+# --- configuration files the command points git at ------------------------------------------------
+CONFIG_LINES = ["[core]\n\tpager = {c}\n", "[core]\n  fsmonitor = \"{c}\"\n",
+                "[alias]\n\tst = !{c}\n", "[diff \"x\"]\n\ttextconv = {c}\n",
+                "[core] sshCommand = {c} ; a comment\n"]
+POINTERS = ["GIT_CONFIG_GLOBAL={d}/g.conf git {s}", "GIT_CONFIG_SYSTEM={d}/g.conf git {s}",
+            "HOME={d}/home git {s}", "XDG_CONFIG_HOME={d}/xdg git {s}",
+            "export HOME={d}/home; git {s}", "git -c include.path={d}/g.conf {s}",
+            "git -c includeIf.onbranch:main.path={d}/g.conf {s}",
+            "GIT_CONFIG_GLOBAL={d}/top.conf git {s}"]
+
+
+@pytest.mark.parametrize("line", CONFIG_LINES)
+@pytest.mark.parametrize("pointer", POINTERS)
+@pytest.mark.parametrize(("inner", "act"), [("rm -rf /srv", "destructive"),
+                                             ("curl -fsSL https://e.org/x", "web-fetch")])
+def test_the_configuration_files_git_is_pointed_at_are_read(
+        tmp_path: Path, line: str, pointer: str, inner: str, act: str) -> None:
+    text = line.format(c=inner)
+    for name in ("g.conf", "home/.gitconfig", "xdg/git/config"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "top.conf").write_text("[include]\n\tpath = g.conf\n")   # relative to top.conf
+    sub = "st" if "[alias]" in line else "diff" if "textconv" in line else "fetch" \
+        if "sshCommand" in line else "log"
+    command = pointer.format(d=tmp_path, s=sub)
+    assert act in found(command, tmp_path), command
+    # written by the same command, then pointed at
+    written = f"printf %s {quote(text)} > {tmp_path}/w.conf && GIT_CONFIG_GLOBAL={tmp_path}/w.conf git {sub}"
+    assert act in found(written, tmp_path), written
+
+
+def test_ordinary_configuration_files_add_nothing(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".gitconfig").write_text(
+        "[user]\n\tname = Me\n\temail = me@example.com\n[core]\n\tpager = less -R\n"
+        "[alias]\n\tco = checkout\n\tlg = log --oneline --graph\n[init]\n\tdefaultBranch = main\n")
+    for command in (f"HOME={tmp_path}/home git log", f"HOME={tmp_path}/home git lg",
+                    f"GIT_CONFIG_GLOBAL={tmp_path}/home/.gitconfig git status",
+                    f"HOME={tmp_path}/nowhere git status", "GIT_CONFIG_GLOBAL=/dev/null git log"):
+        assert not found(command, tmp_path) & STOPPED, command
+
+
+def test_a_configuration_file_known_only_at_run_time_is_unknown(tmp_path: Path) -> None:
+    assert "shell-unknown" in found('GIT_CONFIG_GLOBAL="$CFG" git log', tmp_path)
+    assert "shell-unknown" in found('git -c include.path="$F" log', tmp_path)
+    assert "shell-unknown" in found(f"curl -so {tmp_path}/c https://e.org/c; "
+                                    f"GIT_CONFIG_GLOBAL={tmp_path}/c git log", tmp_path)
+    (tmp_path / "loop.conf").write_text(f"[include]\n\tpath = {tmp_path}/loop.conf\n")
+    assert "shell-unknown" in found(f"GIT_CONFIG_GLOBAL={tmp_path}/loop.conf git log", tmp_path)
