@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
-SHELL_TOOLS = ("Bash",)
+# tools whose input is a command line, and the language it is read in (None: Bash)
+SHELL_TOOLS: dict[str, str | None] = {"Bash": None, "PowerShell": "powershell"}
 SECRET_READERS = {"Read": "file_path", "Grep": "path"}   # tools that show a file's content
 READING = ("mcp-read", "memory-search")  # MCP primitives that only read: their paths may be ours
 # The tool Claude Code calls for our ``type: "mcp_tool"`` hooks (``governance install --mcp-hooks``).
@@ -344,7 +345,8 @@ class GovernanceLayer:
             if isinstance(target, str) and self.is_exec_config(target, cwd):
                 return [Act(primitive, target), _exec_act(target, target)], map_key
         if tool_name in SHELL_TOOLS:
-            return self._with_taint(self._shell_acts(tool_input, cwd, primitive)), map_key
+            return self._with_taint(self._shell_acts(tool_input, cwd, primitive,
+                                                     SHELL_TOOLS[tool_name])), map_key
         if tool_name in SECRET_READERS and self.matrix.get("secrets"):
             act = self._secret_read(tool_name, tool_input, cwd)
             if act is not None:
@@ -507,7 +509,8 @@ class GovernanceLayer:
         return any(a.primitive == "governance-admin"
                    for a in self._shell_acts({"command": command}, cwd, "mcp-call"))
 
-    def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str) -> list[Act]:
+    def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str,
+                    language: str | None = None) -> list[Act]:
         from governance.shell import Act
 
         command = tool_input.get("command")
@@ -518,7 +521,7 @@ class GovernanceLayer:
 
             base = cwd or self.project_dir
             acts = list(analyse_command(command, shell, is_protected=PathGuard(self, base),
-                                        cwd=base))
+                                        cwd=base, language=language))
             if self.matrix.get("exec_config"):
                 acts = self._with_exec_config(acts, base)
         if tool_input.get("dangerouslyDisableSandbox") is True and system.exists(

@@ -35,10 +35,12 @@ _MAX_SEGMENT = 500
 
 
 def analyse_command(command: str, shell: dict[str, Any], *,
-                    is_protected: Callable[[str], bool], cwd: str | None = None) -> list[Act]:
+                    is_protected: Callable[[str], bool], cwd: str | None = None,
+                    language: str | None = None) -> list[Act]:
     """The acts of one Bash command (never empty, never raises). ``cwd``: the folder the command
     runs in; the scripts, recipes and git hooks it runs are read from there (``shell.source``).
-    Without it, no file is read."""
+    Without it, no file is read. ``language``: the command is code of that language instead
+    (``powershell``: Claude Code's PowerShell tool), read as inline code of it is."""
     try:
         limits = shell.get("limits") or {}
         max_length = limits.get("max_length", 16384)
@@ -47,7 +49,10 @@ def analyse_command(command: str, shell: dict[str, Any], *,
         analysis = _Analysis(shell, is_protected, limits)
         analysis.root = system.abspath(cwd) if cwd else None
         analysis.text = command
-        analysis.script(command, 0, None)
+        if language is None:
+            analysis.script(command, 0, None)
+        else:
+            analysis.inline(language, command, _clip(command), 0, runs=False)
         return analysis.finish(command)
     except ParseError as exc:
         return _unknown(command, shell, f"the command cannot be parsed ({exc})")
@@ -101,7 +106,7 @@ _TRIGGERS = {
     "julia": ("`", "Cmd", "run", "success", "readchomp", "pipeline", "rm", "touch", "mkdir",
               "mkpath", "chmod", "chown", "write", "open", "mv", "cp", "link", "download",
               "request", "HTTP", "Sockets", "eval", "include", "ccall", "dlopen", "Pkg", "pkg"),
-    "powershell": (" ", "-", ".", "&", "Invoke", "iex", "iwr", "irm"),
+    "powershell": (" ", "-", ".", "&", ">", "Invoke", "iex", "iwr", "irm"),
     "tcl": ("exec", "open", "file", "socket", "http", "eval", "uplevel", "subst", "apply", "load",
             "interp", "$", "[", "{*}"),
     "other": ("system", "exec", "spawn", "popen", "`", "qx", "%x", "open", "unlink", "rmdir",
@@ -478,10 +483,11 @@ class _Analysis:
 
         return streams.stdin_text(self, cmd)
 
-    def inline(self, language: str, code: str, seg: str, depth: int) -> None:
+    def inline(self, language: str, code: str, seg: str, depth: int, runs: bool = True) -> None:
         """Inline code (``python -c``, a script fed on stdin ...): ``code-exec``, and what it does
-        beyond computing when it may (``shell.streams.inline``)."""
-        if language != "awk":   # an awk program is a filter, not a program run on its own
+        beyond computing when it may (``shell.streams.inline``). ``runs`` False: the code is a
+        tool's own command (PowerShell), whose primitive the tool mapping gives."""
+        if language != "awk" and runs:   # an awk program is a filter, not a program of its own
             self.add("code-exec", seg, f"runs {language} code")
         if language == "python" and "governance" in code:
             from governance.shell.source import imports_governance

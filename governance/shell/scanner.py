@@ -150,7 +150,7 @@ eval (?<![\w.])include_string\s*\(\s*(?:Main\s*,\s*)?
 unknown (?<![\w.])(?:ccall|@ccall|Libdl\.dlopen)\b|(?<![\w.])(?:Core\.)?eval\s*\(\s*(?!\s*:)[\w.]+\s*\)
 pkg \bPkg\.(?:add|develop|dev|update|up|rm|remove|instantiate|build|precompile|resolve)\b
 pkg (?<![\w.])pkg(?=\x00)""",
-    "powershell": r"""net (?i)(?<![\w-])(?:Invoke-WebRequest|Invoke-RestMethod|iwr|irm|Start-BitsTransfer)\b
+    "powershell": r"""net (?i)(?<![\w-])Start-BitsTransfer\b
 net (?i)\b(?:Net\.WebClient|Net\.Http\.HttpClient|Net\.Sockets)\b|\.Download(?:String|File|Data)\b
 eval (?i)(?<![\w-])(?:Invoke-Expression|iex)\b
 unknown (?i)\[ScriptBlock\]::Create\b|\bFromBase64String\b|(?<![\w-])Add-Type\b|(?<![\w-])Invoke-Command\b
@@ -158,7 +158,9 @@ unknown (?i)(?<![\w-])(?:Start-Process|saps)\b|&\s*\$\w+
 destroy (?i)(?<![\w-])(?:Remove-Item|ri|del|erase|rd|rmdir)\b(?=[^;\n|]*\s-r)
 del (?i)(?<![\w-])(?:Remove-Item|ri)\b
 write (?i)(?<![\w-])(?:Set-Content|Add-Content|Out-File|New-Item|Copy-Item|Move-Item|Rename-Item)\b
-pkg (?i)(?<![\w-])(?:Install-Module|Install-Package|Install-Script|Update-Module|Install-PSResource)\b"""}
+pkg (?i)(?<![\w-])(?:Install-Module|Install-Package|Install-Script|Update-Module|Install-PSResource)\b
+destroy (?i)(?<![\w-])(?:Stop-Computer|Restart-Computer|Format-Volume|Clear-Disk)\b
+destroy (?i)(?<![\w-])(?:Initialize-Disk|Remove-Partition|Clear-RecycleBin)\b"""}
 _NET_MODULES = words("http https http2 net tls dgram axios node-fetch undici got request ws superagent "
                       "needle open-uri net/http net/https net/ftp net/smtp socket httparty faraday "
                       "rest-client excon socket.http ssl.https http.request copas.http")
@@ -243,9 +245,163 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
         _awk(out, text, lits)
     if lang == "powershell":
         _external(out, text, lits)
+        _cmdlets(out, text, lits)
     return out
 
 
+# PowerShell's file cmdlets and their aliases -> the Bash command that does the same to the files
+_PS_FILES = {**dict.fromkeys(("remove-item", "ri", "rm", "del", "erase", "rd", "rmdir"), "rm"),
+             **dict.fromkeys(("set-content", "sc", "add-content", "ac", "out-file", "clear-content",
+                              "clc", "new-item", "ni", "tee-object", "tee", "set-item", "si"),
+                             "touch"),
+             **dict.fromkeys(("copy-item", "cpi", "copy", "cp"), "cp"),
+             **dict.fromkeys(("move-item", "mi", "move", "mv"), "mv"),
+             **dict.fromkeys(("rename-item", "rni", "ren"), "ren"),
+             **dict.fromkeys(("get-content", "gc", "cat", "type"), "cat"),
+             **dict.fromkeys(("invoke-webrequest", "iwr", "invoke-restmethod", "irm"), "curl"),
+             "expand-archive": "unzip"}
+# PowerShell's aliases that are no program of this machine: not run as one (``_external``)
+_PS_ALIASES = frozenset(name for name in _PS_FILES if name not in ("rm", "rmdir", "cp", "mv",
+                                                                     "tee", "cat", "type")) | \
+    words("iex icm gci gi gp gcm gal gps gsv sal sl select where foreach sort measure ft fl fw "
+          "ogv sleep write echo % ? dir ls")
+# parameters that name a path, and others that take a value (abbreviations are read as
+# PowerShell reads them: any unambiguous prefix)
+_PS_PATHS = ("path", "literalpath", "filepath", "destination", "destinationpath", "newname",
+             "name", "pspath", "lp")
+_PS_VALUED = (*_PS_PATHS, "value", "itemtype", "type", "encoding", "filter", "include", "exclude",
+              "credential", "stream", "inputobject", "width", "delimiter", "target", "uri",
+              "infile", "outfile", "method", "body", "headers", "contenttype", "totalcount",
+              "tail", "readcount", "form", "useragent", "timeoutsec", "proxy", "session",
+              "websession", "sessionvariable")
+_PS_SWITCHES = ("recurse", "force", "whatif", "confirm", "nonewline", "append", "passthru",
+                "noclobber", "container", "usetransaction", "asbytestream", "wait", "fromsession",
+                "tosession")
+
+
+def _cmdlets(out: list[Finding], text: str, lits: list[str | None]) -> None:
+    """PowerShell's file and web cmdlets (``Remove-Item``, ``Set-Content``, ``Copy-Item``,
+    ``Move-Item``, ``Rename-Item``, ``New-Item``, ``Out-File``, ``Get-Content``,
+    ``Invoke-WebRequest`` ... and their aliases) and redirections to a file, each as the Bash
+    command that does the same to the same paths and hosts (``rm -r``, ``touch``, ``cp -r``,
+    ``mv``, ``cat``, ``curl``), so they are decided as Bash's are; ``-WhatIf`` only prints. A
+    path or URL known only at run time (a variable, a pipe's input) stands as ``$__inline``."""
+    import re
+
+    def value(word: str) -> str | None:
+        found = re.fullmatch(r"\x00(\d+)\x00", word)
+        if found:
+            return lits[int(found[1])]
+        return None if "$" in word or "\x00" in word else word
+
+    redirect = r"[*\d]?>>?\s*(\x00\d+\x00|[^\s>&]+)"
+    for pipeline in re.split(r"[;\n{}()]", text):
+        piped: list[str | None] = [None]     # what a pipe hands on: known only at run time
+        for statement in pipeline.split("|"):
+            for m in re.finditer(redirect, statement):
+                if not m[1].startswith("$null"):     # > FILE, >> FILE, 2> FILE, *> FILE
+                    run_cmd(out, "touch -- " + _quoted(value(m[1])),
+                            "the PowerShell code redirects output to a file")
+            words_ = re.sub(redirect, " ", statement).split()
+            name = words_[0].lower() if words_ else ""
+            named, positional, switches = _ps_arguments([value(w) if w[:1] != "-" else w
+                                                         for w in words_[1:]])
+            program = _PS_FILES.get(name)
+            if program is not None and "whatif" not in switches:
+                run_cmd(out, _ps_line(program, named, positional, switches, piped),
+                        f"the PowerShell code calls {words_[0]}")
+            listed = [*named.get("path", ()), *named.get("literalpath", ()), *positional]
+            piped = [None] if name not in _PS_LISTERS else \
+                [None if p is None else p.rstrip("/") + "/*" if _PS_LISTERS[name] else p
+                 for p in listed or ["."]]        # Get-ChildItem .claude | Remove-Item
+
+
+def _quoted(item: str | None) -> str:
+    return '"$__inline"' if item is None else "'" + item.replace("'", "'\\''") + "'"
+
+
+def _ps_arguments(words_: list[str | None]) -> tuple[dict[str, list[str | None]],
+                                                     list[str | None], set[str]]:
+    """A cmdlet's arguments as PowerShell binds them: named parameters (``-Path X``,
+    ``-Path:X``, any unambiguous prefix), switches, and positional values (``a,b`` is two)."""
+    named: dict[str, list[str | None]] = {}
+    positional: list[str | None] = []
+    switches: set[str] = set()
+    k = 0
+    while k < len(words_):
+        word = words_[k]
+        k += 1
+        if word is None or not (word.startswith("-") and len(word) > 1 and word[1].isalpha()):
+            positional += [word] if word is None else [p for p in word.split(",") if p]
+            continue
+        name, colon, attached = word[1:].partition(":")
+        name = name.lower()
+        switch = next((s for s in _PS_SWITCHES if s.startswith(name)), None)
+        valued = next((v for v in _PS_VALUED if v.startswith(name)), None)
+        if valued is not None and (switch is None or valued == name):
+            if colon:
+                named.setdefault(valued, []).append(attached)
+            elif k < len(words_):
+                named.setdefault(valued, []).append(words_[k])
+                k += 1
+        elif switch is not None and not (colon and attached.lower() == "$false"):
+            switches.add(switch)
+    return named, positional, switches
+
+
+# cmdlets whose output a pipe hands on as items: True when they are a folder's children
+_PS_LISTERS = {**dict.fromkeys(("get-childitem", "gci", "ls", "dir"), True),
+               **dict.fromkeys(("get-item", "gi"), False)}
+
+
+def _ps_line(program: str, named: dict[str, list[str | None]], positional: list[str | None],
+             switches: set[str], piped: list[str | None]) -> str:
+    """The Bash command that does what a file or web cmdlet does (``_cmdlets``); ``piped``: the
+    paths a pipe hands it (None: known only at run time)."""
+    paths = [p for key in ("path", "literalpath", "lp", "pspath", "filepath")
+             for p in named.get(key, ())]
+    if program in ("rm", "cat"):
+        paths = [*paths, *positional] or piped
+        flags = "-r -f " if program == "rm" and "recurse" in switches else \
+            "-f " if program == "rm" else ""
+        return f"{program} {flags}-- " + " ".join(_quoted(p) for p in paths)
+    if program == "touch":
+        paths = paths or positional[:1] or piped
+        names = named.get("name", ())
+        if names:                                    # New-Item -Path DIR -Name FILE
+            paths = [None if p is None or n is None else f"{p}/{n}" for p in paths for n in names]
+        return "touch -- " + " ".join(_quoted(p) for p in paths)
+    if program == "unzip":
+        where = [*named.get("destinationpath", ()), *positional[1:2]] or ["."]
+        archive = [*paths, *positional][:1] or [None]
+        return f"unzip -o -d {_quoted(where[0])} -- {_quoted(archive[0])}"
+    if program == "curl":
+        parts = ["curl"]
+        for option, name in (("-X", "method"), ("--data-binary", "infile"), ("-o", "outfile"),
+                             ("-d", "body")):
+            for item in named.get(name, ()):
+                if item is not None and name == "infile":
+                    item = f"@{item}"
+                parts += [option, _quoted(item)]
+        url = [*named.get("uri", ()), *positional][:1] or [None]
+        return " ".join([*parts, "--", _quoted(url[0])])
+    sources = [*paths, *positional] or list(piped)  # cp, mv, ren
+    targets = [*named.get("destination", ()), *named.get("newname", ())]
+    if not targets:
+        targets = [sources.pop()] if len(sources) > 1 else [None]
+    if program == "ren":                             # Rename-Item PATH NAME: NAME in PATH's folder
+        first, new = sources[0], targets[0]
+        folder = None if first is None else first.rpartition("/")[0]
+        if new is not None and folder and "/" not in new:
+            targets = [f"{folder}/{new}"]
+    command = {"cp": "cp -r", "mv": "mv", "ren": "mv"}[program]
+    return f"{command} -- " + " ".join(_quoted(p) for p in [*sources, targets[0]])
+
+
+# cmdlet verbs that only read or print (Get-, Test-, Select-, Write-Output ...); a cmdlet of
+# another verb that governance does not read is shell-unlisted
+_PS_READ_VERBS = words("get test select measure format write out where foreach sort group "
+                       "convertto convertfrom compare resolve split join find read show")
 _PS_WORDS = words("if else elseif foreach for while do until switch function filter param return try "
                   "catch finally throw exit break continue begin process end class using trap data")
 
@@ -257,7 +413,13 @@ def _external(out: list[Finding], text: str, lits: list[str | None]) -> None:
 
     for statement in re.split(r"[;\n|{}()]", text):
         first = statement.split(None, 1)[0] if statement.strip() else ""
-        if not first or not re.fullmatch(r"[\w./]+", first) or first.lower() in _PS_WORDS:
+        verb, dash, noun = first.lower().partition("-")
+        if dash and verb.isalpha() and noun.isalpha() and verb not in _PS_READ_VERBS and \
+                first.lower() not in _PS_FILES:   # Stop-Service, Set-ExecutionPolicy ...
+            out.append(Finding("shell-unlisted", f"the PowerShell code calls {first}"))
+            continue
+        if not first or not re.fullmatch(r"[\w./]+", first) or first.lower() in _PS_WORDS or \
+                first.lower() in _PS_ALIASES:
             continue
         line = re.sub(r"\x00(\d+)\x00", lambda m: "'" + (lits[int(m[1])] or "$__inline").replace(
             "'", "'\\''") + "'", statement.strip())

@@ -1218,6 +1218,8 @@ _ENV_DUMPS = {"python": ("os.environ)", "os.environ.items", "os.environ.copy", "
                         "getenv();")}
 _ENV_ACCESS = ("environ", "getenv", "process.env", "ENV[", "ENV.fetch", "$ENV{", "ENVIRON[",
                "Deno.env.get", "os.Getenv", "System.getenv", "Env.get")
+_PS_ENV_DUMPS = ("gci env:", "get-childitem env:", "dir env:", "ls env:", "get-item env:",
+                 "getenvironmentvariables(")
 _PRINTS = ("print", "console.log", "puts", "echo", "write", "say", "dump", "log(", "p ", "pp ")
 
 
@@ -1241,14 +1243,23 @@ def inline(an: Walk, language: str, code: str, seg: str) -> None:
     dumps = _ENV_DUMPS["python" if language == "python" else "other"]
     if language == "awk":
         dumps = ("in ENVIRON",)
-    dump = any(_standalone(code, d) for d in dumps)
+    texts = _strings(code)
+    if language == "powershell":       # case-insensitive; `.env` and URLs need no quotes
+        lowered = code.lower()
+        dump = any(d in lowered for d in _PS_ENV_DUMPS)
+        access = "$env:" in lowered or "environmentvariable" in lowered
+        texts += [w for w in code.replace(",", " ").replace("(", " ").replace(")", " ").split()
+                  if w[:1] not in "-$@" and len(w) < 300]
+    else:
+        dump = any(_standalone(code, d) for d in dumps)
+        access = any(a in code for a in _ENV_ACCESS)
     if dump:
         labels.append("the environment")
-    if any(a in code for a in _ENV_ACCESS):
+    if access:
         for name in _identifiers(code):
             if secret_variable(an, name) and f"${name}" not in labels:
                 labels.append(f"${name}")
-    for text in _strings(code):
+    for text in texts:
         label = secret_file(an, text)
         if label is not None and label not in labels:
             labels.append(label)
@@ -1260,7 +1271,7 @@ def inline(an: Walk, language: str, code: str, seg: str) -> None:
     if network:
         from governance.shell.endpoint import host_of
 
-        hosts = [h for h in (host_of(t) for t in _strings(code) if "://" in t) if h] or ["?"]
+        hosts = [h for h in (host_of(t) for t in texts if "://" in t) if h] or ["?"]
         for act in network:
             act.hosts = list(dict.fromkeys([*(act.hosts or ()), *hosts]))
         how = {label: ("environment variable" if label[:1] == "$" else
