@@ -57,7 +57,42 @@ def run(an: Walk, queries: dict[str, Any], base: str, argv: Argv, cmd: Simple | 
                 reader.file(language, value, raw, cmd)
     if not given and cmd is not None:
         reader.file(language, "-", "-", cmd)
+    if queries.get("database") and argv.positionals:
+        _database(an, queries, base, argv, cmd, seg)
     return reader.found > 0
+
+
+# words of a statement that changes a database (SQL, and the SQLite shell's dot-commands that
+# write or run statements from elsewhere)
+_CHANGES = frozenset((
+    "insert", "update", "delete", "replace", "drop", "create", "alter", "attach", "detach",
+    "vacuum", "reindex", "truncate", "upsert", "merge", "copy", "import", "pragma", ".import",
+    ".restore", ".load", ".read", ".shell", ".system", ".recover", ".clone", ".archive", ".ar"))
+
+
+def _database(an: Walk, queries: dict[str, Any], base: str, argv: Argv, cmd: Simple | None,
+              seg: str) -> None:
+    """A database file that is a governance file (``.claude/governance/decisions.db``) is
+    changed by a statement that is not a read: ``governance-admin``. Statements known only at
+    run time, or read from a file, count as changing it; ``-readonly`` reads only."""
+    path, raw = argv.positionals[0]
+    if not an.protected(path, raw) or any(f in ("-readonly", "--readonly", "-safe")
+                                          for f in argv.flags):
+        return
+    texts: list[str | None] = [v for option in queries["code"]
+                               for v, _raw in argv.values.get(option, ())]
+    texts += [v for v, _raw in argv.positionals[1:]]
+    if any(argv.values.get(option) for option in queries["files"]):
+        texts.append(None)
+    if not texts and cmd is not None:
+        kind, text = an.stdin_text(cmd)
+        if kind != "none":
+            texts.append(text if kind == "literal" else None)
+    if any(t is None or _CHANGES & set(t.lower().replace(";", " ").replace("(", " ").split())
+           for t in texts):
+        an.add("governance-admin", seg, f"{base} changes {raw}, a governance-protected "
+                                        "database: ask the user to make this change from a "
+                                        "terminal")
 
 
 class _Reader:

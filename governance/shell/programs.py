@@ -165,6 +165,40 @@ def volumes(an: Walk, fields: list[str | None], raws: list[str], seg: str) -> di
     return mounted
 
 
+# claude's subcommands that run no agent (``claude config get``, ``claude mcp list``)
+_CLAUDE_TOOLS = ("config", "mcp", "update", "install", "doctor", "plugin", "migrate-installer",
+                 "setup-token", "api-key", "login", "logout")
+_CLAUDE_ONLY_PRINT = ("-v", "--version", "-h", "--help")
+
+
+def agent_folder(an: Walk, fields: list[str | None], seg: str) -> None:
+    """``claude`` runs an agent under the settings of the folder it starts in: outside this
+    project (``cd /tmp/old-checkout && claude -p ...``, an older worktree), that folder's
+    settings and not this project's governance decide what it may do: ``governance-admin``.
+    A folder known only at run time is ``shell-unknown``."""
+    words = [f for f in fields[1:] if f is not None]
+    if any(w in _CLAUDE_ONLY_PRINT for w in words) or next(
+            (w for w in words if not w.startswith("-")), "") in _CLAUDE_TOOLS:
+        return
+    if an.root is None:
+        return                          # no folder to compare with (explain-command alone)
+    folder = an.folder()
+    if folder is None:
+        an.unknown(seg, "claude runs an agent in a folder known only at run time, under that "
+                        "folder's settings")
+        return
+    layer = getattr(an.check, "layer", None)
+    project = str(getattr(layer, "project_dir", "") or an.root).rstrip("/")
+    from governance import system
+
+    real = system.realpath(folder)
+    if real != system.realpath(project) and not real.startswith(
+            system.realpath(project).rstrip("/") + "/"):
+        an.add("governance-admin", seg,
+               f"claude would run an agent in {folder}, outside this project, under that "
+               "folder's settings instead of this project's governance: ask the user")
+
+
 _COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _COMPOSE_OVERRIDES = ("compose.override.yaml", "compose.override.yml",
                       "docker-compose.override.yaml", "docker-compose.override.yml")

@@ -478,6 +478,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         outputs(an, base, first, fields, raws, seg,
                 "read" if lookup_name(first, shell.get("read_only", {})) is not None else
                 "listed" if name is not None else "unlisted")
+    if base == "claude":
+        from governance.shell.programs import agent_folder  # cd /tmp/old && claude -p ...
+
+        agent_folder(an, fields, seg)
     if base in _COMPOSERS or (base in _CONTAINERS and "compose" in fields[1:]):
         from governance.shell.programs import compose  # docker compose up: its files' volumes
 

@@ -99,6 +99,9 @@ class QueriesModel(_Strict):
     code: list[str] = []
     files: list[str] = []
     positional: Literal["none", "after-first", "all", "scripts"] = "none"
+    # the first positional argument is the database file (SQLite, DuckDB): a governance file
+    # there is changed by any statement that is not a read (governance.shell.database)
+    database: bool = False
 
 
 class LaunchesModel(_Strict):

@@ -162,3 +162,48 @@ def test_permissions_that_lock_governance_out(layer: GovernanceLayer, command: s
 def test_everyday_permission_changes_are_file_writes(layer: GovernanceLayer, command: str) -> None:
     found = primitives(layer, command)
     assert "governance-admin" not in found and "file-write" in found, (command, found)
+
+
+@pytest.mark.parametrize("command", [
+    "git worktree add /tmp/old HEAD~5 && cd /tmp/old && claude -p 'finish the task'",
+    "cd /tmp && claude -p hi", "env -C /srv/other claude --model sonnet -p x",
+    "(cd .. && claude -p x)",
+])
+def test_a_second_agent_outside_this_project_is_governance_admin(layer: GovernanceLayer,
+                                                                 command: str) -> None:
+    # it would run under that folder's settings, not this project's governance
+    assert "governance-admin" in primitives(layer, command), command
+
+
+def test_a_second_agent_in_this_project_or_an_unknown_folder(layer: GovernanceLayer) -> None:
+    for command in ("cd src && claude -p hi", "claude -p hi", "cd /tmp && claude --version",
+                    "cd /tmp && claude mcp list"):
+        assert "governance-admin" not in primitives(layer, command), command
+    assert "shell-unknown" in primitives(layer, 'cd "$CHECKOUT" && claude -p x')
+
+
+# --- git and SQLite over governance files ----------------------------------------------------------
+@pytest.mark.parametrize("command", [
+    "git mv .claude .claude-old", "git rm -r .claude", "git rm -rf .claude/governance",
+    "git sparse-checkout set src", "git sparse-checkout init --cone",
+    "sqlite3 .claude/governance/decisions.db \"update decisions set outcome='success'\"",
+    "sqlite3 .claude/governance/decisions.db 'DELETE FROM decisions WHERE id = 3'",
+    "sqlite3 .claude/governance/decisions.db < fix.sql",
+    "printf 'drop table decisions;' | sqlite3 .claude/governance/decisions.db",
+    "sqlite3 -cmd '.read fix.sql' .claude/governance/decisions.db .quit",
+    "duckdb .claude/governance/decisions.db -c 'insert into t values (1)'",
+])
+def test_git_and_sqlite_changing_governance_files(layer: GovernanceLayer, command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "git rm -r --cached .", "git rm --cached -r dist", "git mv src lib", "git sparse-checkout list",
+    "sqlite3 .claude/governance/decisions.db 'select count(*) from decisions'",
+    "sqlite3 -readonly .claude/governance/decisions.db .dump",
+    "echo 'select 1;' | sqlite3 .claude/governance/decisions.db",
+    "sqlite3 app.db 'delete from sessions where expires < 0'",
+])
+def test_reading_governance_databases_and_ordinary_git(layer: GovernanceLayer,
+                                                       command: str) -> None:
+    assert "governance-admin" not in primitives(layer, command), command
