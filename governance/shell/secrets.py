@@ -346,6 +346,7 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     if base == "git" and sub in ("add", "stage"):                # git add .env && git push
         staged = [secret_file(an, paths(f)) for f in fields[2:]]
         flow(an).staged.extend(label for label in staged if label is not None)
+        flow(an).staged.extend(_copies_added(an, fields[2:]))
     state = an.flow
     if base == "git" and sub == "push" and state is not None and state.staged:
         carried.extend((label, "a secret file committed in this command", "in the commits")
@@ -915,6 +916,23 @@ def _literal(raw: str, stand_in: str = " ") -> str:
         out.append(c)
         k += 1
     return "".join(out)
+
+
+def _copies_added(an: Walk, args: list[str | None]) -> list[str]:
+    """The secrets of the files this command filled with them (``cp .env docs/env.txt``) that
+    ``git add ARGS`` stages: a file named, or one in a folder named (``git add docs``), or any
+    with ``-A``, ``--all``, ``.`` or ``:/``."""
+    state = an.flow
+    if state is None or not state.files:
+        return []
+    named = [a for a in args if a is not None and not a.startswith("-")]
+    every = any(a in ("-A", "--all", ".", ":/", "*") for a in args if a is not None)
+    wheres = [an.where(a).rstrip("/") for a in named]
+    found: list[str] = []
+    for where, labels in state.files.items():
+        if every or any(w == "." or where == w or where.startswith(w + "/") for w in wheres):
+            found.extend(labels)
+    return found
 
 
 def _exfiltration(an: Walk, base: str, seg: str, carried: list[Carried],
