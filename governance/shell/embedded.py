@@ -120,32 +120,22 @@ def _ssh_config(an: Walk, what: str, value: str, seg: str, depth: int, level: in
             if level + 1 >= _MAX_INCLUDES:
                 an.unknown(seg, f"{what} {value} includes files nested too deep to read")
                 continue
-            for name in _ssh_words(rest):
+            for name in _ssh_words(rest) or [rest]:
                 for path in _included(an, what, name, seg):
                     _ssh_config(an, what, path, seg, depth, level + 1)
         elif key and not key.startswith("#"):
             _read(an, what, "@ssh", line, seg, depth)
 
 
-def _ssh_words(text: str) -> list[str]:
-    """The arguments of an ssh configuration line: words, or double-quoted strings."""
-    words: list[str] = []
-    k, n = 0, len(text)
-    while k < n:
-        if text[k] in " \t":
-            k += 1
-        elif text[k] == '"':
-            end = text.find('"', k + 1)
-            end = n if end < 0 else end
-            words.append(text[k + 1:end])
-            k = end + 1
-        else:
-            end = k
-            while end < n and text[end] not in " \t":
-                end += 1
-            words.append(text[k:end])
-            k = end
-    return words
+def _ssh_words(text: str) -> list[str] | None:
+    """The arguments of an ssh configuration line as ssh splits them (quoted strings, a
+    comment ended); None when a quote is not closed."""
+    import shlex
+
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return None
 
 
 def _included(an: Walk, what: str, name: str, seg: str) -> list[str]:
@@ -199,11 +189,8 @@ def _run(an: Walk, what: str, kind: str, text: str, seg: str, depth: int) -> Non
 def _match_exec(criteria: str) -> list[str]:
     """The commands of a ``Match`` line's ``exec`` criteria (``exec "CMD"``, ``!exec CMD``),
     as ssh splits its arguments: a double-quoted string, or one word."""
-    import shlex
-
-    try:
-        words = shlex.split(criteria, comments=True)
-    except ValueError:
+    words = _ssh_words(criteria)
+    if words is None:
         return [criteria]     # an unclosed quote: the rest of the line
     return [words[k + 1] for k in range(len(words) - 1) if words[k].lower().lstrip("!") == "exec"]
 
