@@ -207,3 +207,25 @@ def test_git_and_sqlite_changing_governance_files(layer: GovernanceLayer, comman
 def test_reading_governance_databases_and_ordinary_git(layer: GovernanceLayer,
                                                        command: str) -> None:
     assert "governance-admin" not in primitives(layer, command), command
+
+
+# --- schema tools, typed or launched --------------------------------------------------------------
+@pytest.mark.parametrize(("command", "primitive"), [
+    ("npx prisma migrate reset --force", "destructive"),
+    ("prisma db push --accept-data-loss", "destructive"),
+    ("npx prisma migrate deploy", "deploy"),
+    ("npx drizzle-kit push --force", "destructive"),
+    ("pnpm dlx drizzle-kit drop", "file-delete"),
+])
+def test_schema_tools_that_lose_data_or_deploy(layer: GovernanceLayer, command: str,
+                                               primitive: str) -> None:
+    assert primitive in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["npx prisma db push", "prisma migrate dev --name init",
+                                     "npx prisma generate", "npx drizzle-kit push",
+                                     "drizzle-kit generate"])
+def test_pushing_a_schema_to_the_development_database_is_everyday_work(
+        layer: GovernanceLayer, command: str) -> None:
+    found = primitives(layer, command)
+    assert not found & {"destructive", "vcs-push", "deploy", "governance-admin"}, (command, found)
