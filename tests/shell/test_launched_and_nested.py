@@ -229,3 +229,24 @@ def test_pushing_a_schema_to_the_development_database_is_everyday_work(
         layer: GovernanceLayer, command: str) -> None:
     found = primitives(layer, command)
     assert not found & {"destructive", "vcs-push", "deploy", "governance-admin"}, (command, found)
+
+
+@pytest.mark.parametrize("command", [
+    "semantic-release", "npx semantic-release --no-ci", "npx gh-pages -d dist", "release-it --ci",
+    "np patch", "electron-builder --publish always", "npx electron-builder -p onTag",
+])
+def test_release_tools_publish(layer: GovernanceLayer, command: str) -> None:
+    assert "vcs-push" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["npx semantic-release --dry-run", "release-it --dry-run",
+                                     "np --preview", "electron-builder --publish never"])
+def test_release_tools_that_only_rehearse(layer: GovernanceLayer, command: str) -> None:
+    assert "vcs-push" not in primitives(layer, command), command
+
+
+def test_an_option_after_the_package_is_the_packages_own(layer: GovernanceLayer) -> None:
+    # npx only prints for its own --help; `npx -y PKG --help` still fetches and runs PKG
+    assert primitives(layer, "npx --help") == {"shell-read"}
+    assert "package-install" in primitives(layer, "npx -y some-tool --help")
+    assert "package-install" in primitives(layer, "npx -y create-vite@latest app --version")
