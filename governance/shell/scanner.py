@@ -412,7 +412,16 @@ def _external(out: list[Finding], text: str, lits: list[str | None]) -> None:
     import re
 
     for statement in re.split(r"[;\n|{}()]", text):
+        statement = re.sub(r"^\s*[&.]\s+(?=\S)", "", statement)   # & CMD, . ./lib.ps1
         first = statement.split(None, 1)[0] if statement.strip() else ""
+        literal = re.fullmatch(r"\x00(\d+)\x00", first)
+        script = lits[int(literal[1])] if literal else first
+        if script is not None and script.lower().endswith(".ps1"):   # ./deploy.ps1: its text
+            rest = re.sub(r"\x00(\d+)\x00", lambda m: _quoted(lits[int(m[1])]),
+                          statement.strip()[len(first):])
+            run_cmd(out, "pwsh -NoProfile -File " + _quoted(script) + rest,
+                    "the PowerShell code runs a script")
+            continue
         verb, dash, noun = first.lower().partition("-")
         if dash and verb.isalpha() and noun.isalpha() and verb not in _PS_READ_VERBS and \
                 first.lower() not in _PS_FILES:   # Stop-Service, Set-ExecutionPolicy ...

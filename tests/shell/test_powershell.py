@@ -124,3 +124,16 @@ def test_the_installed_hook_denies_a_powershell_write_to_governance(project: Pat
     done = run_command(hook_command(project), json.dumps(payload), cwd=str(project))
     quiet = json.loads(done.stdout).get("hookSpecificOutput", {}) if done.stdout.strip() else {}
     assert quiet.get("permissionDecision") != "deny", quiet
+
+
+@pytest.mark.parametrize("call", ["./{s}", "& ./{s}", ". ./{s}", "& '{s}' -Verbose",
+                                  "pwsh -NoProfile -File {s}"])
+def test_a_script_the_powershell_code_runs_is_read(tmp_path: Path, call: str) -> None:
+    project = tmp_path / "p"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text("{}")
+    (project / "clean.ps1").write_text("Remove-Item -Recurse -Force .claude\n")
+    (project / "hello.ps1").write_text("Write-Output 'hello'\n")
+    with layer_in_do(project, tmp_path / "home") as layer:
+        assert "governance-admin" in tool(layer, call.format(s="clean.ps1")), call
+        assert "governance-admin" not in tool(layer, call.format(s="hello.ps1")), call
