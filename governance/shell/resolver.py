@@ -351,14 +351,15 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
             options(an, base, spec["command_options"], argv, seg, depth)
         launched = None
-        own = argv
-        if spec.get("launches"):           # npx PKG --help: --help is the package's, not npx's
+        own = launch = argv
+        if spec.get("launches"):           # npx PKG -p x: -p is the package's, not npx's
             from governance.shell import launchers
 
             launched = launchers.launched(an, spec["launches"], spec["with_value"], fields, raws)
             if launched is not None:
                 end = len(fields) - len(launched[0])
                 own = parse_spec(spec, fields[1:end], raws[1:end])
+                launch = parse_spec(spec, fields[1:end + 1], raws[1:end + 1])
         quiet = harmless_flag(own, [*shell.get("harmless_flags", ()), *spec.get("harmless", ())])
         if quiet is not None:
             an.add("shell-read", seg, f"{base} {quiet} only prints")
@@ -401,7 +402,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         if spec.get("launches"):               # npx PKG, pnpm dlx PKG, go run PKG@v: fetched
             from governance.shell import launchers
 
-            matched = launchers.run(an, spec["launches"], base, argv, seg, depth) or matched
+            matched = launchers.run(an, spec["launches"], base, launch, seg, depth) or matched
             command = launched
             if command is not None:            # npx rimraf .claude: rimraf .claude runs
                 if depth + 1 > shell.get("limits", {}).get("max_depth", 6):

@@ -250,3 +250,12 @@ def test_an_option_after_the_package_is_the_packages_own(layer: GovernanceLayer)
     assert primitives(layer, "npx --help") == {"shell-read"}
     assert "package-install" in primitives(layer, "npx -y some-tool --help")
     assert "package-install" in primitives(layer, "npx -y create-vite@latest app --version")
+
+
+def test_a_launcher_reads_only_its_own_options_as_its_own(layer: GovernanceLayer) -> None:
+    # -p and -c after the package are the package's: not npx --package, not npx --call
+    found = primitives(layer, "npx eslint -c rm-rf.json src")
+    assert "destructive" not in found and "shell-unknown" not in found, found
+    acts, _ = layer.acts_for("Bash", {"command": "npx @anthropic-ai/claude-code -p 'fix it'"},
+                             layer.project_dir)
+    assert any("@anthropic-ai/claude-code" in a.reason for a in acts), [a.reason for a in acts]
