@@ -87,6 +87,19 @@ def remember(an: Walk, args: list[str | None]) -> None:
         an.vars[_SET + args[1]] = args[2]
 
 
+# package managers that run a package's bin where no script has the name (`yarn NAME`, `pnpm
+# NAME`, `bun run NAME`, `yarn run NAME`) and with `exec`
+_BIN_RUNNERS = ("yarn", "pnpm", "bun")
+
+
+def _bin(an: Walk, words: list[str | None], seg: str, depth: int) -> None:
+    """A bin the package manager runs (``node_modules/.bin/NAME``, else one on the path), with
+    its arguments, analysed as the command it is."""
+    if words[:1] == ["--"]:
+        words = words[1:]
+    an.script(" ".join(quote(w) if w is not None else '"$__arg"' for w in words), depth + 1, seg)
+
+
 def _plan(base: str, args: list[str | None]) -> tuple[list[str], list[str | None]] | None:
     """The scripts a package manager runs for its arguments (names, in order), and the extra
     arguments the main one gets; None when it runs none. ``?`` stands for the script named by the
@@ -149,6 +162,9 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     if args[:1] in (["pkg"], ["set-script"]):
         remember(an, args)
         return
+    if base in _BIN_RUNNERS and args[:1] == ["exec"] and len(args) > 1:
+        _bin(an, args[1:], seg, depth)              # pnpm exec rimraf dist: the bin runs
+        return
     plan = _plan(base, args)
     if plan is None:
         return
@@ -156,9 +172,13 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
         an.unknown(seg, f"{base} runs a package script set to a value known only at run time")
     names, rest = plan
     found = _scripts(an, base, folder, seg)
+    scripts, home = found if found is not None else ({}, folder)
+    named = args[1:] if args[:1] == ["run"] else args if names[0].startswith("?") else []
+    if base in _BIN_RUNNERS and named and named[0] is not None and named[0] not in scripts:
+        _bin(an, named, seg, depth)                 # yarn rimraf dist: no script, the bin runs
+        return
     if found is None:
         return
-    scripts, home = found
     if names == ["*"]:
         names = list(scripts)
     elif names[0].startswith("?"):

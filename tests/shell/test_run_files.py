@@ -251,6 +251,22 @@ def test_quiet_package_scripts_stay_quiet(node_project: Path) -> None:
                                                    "web-fetch", "governance-admin"}, command
 
 
+@pytest.mark.parametrize("command", ["yarn rimraf .claude", "pnpm rimraf .claude",
+                                     "yarn run rimraf .claude", "bun run rimraf .claude",
+                                     "pnpm exec rimraf .claude", "yarn exec rimraf .claude",
+                                     "pnpm exec -- git push --force"])
+def test_a_bin_a_package_manager_runs_where_no_script_has_its_name(node_project: Path,
+                                                                  command: str) -> None:
+    # with no script of that name, yarn, pnpm and bun run the package's bin
+    assert kinds(command, node_project) & {"governance-admin", "destructive"}, command
+
+
+def test_a_script_of_the_bins_name_is_what_runs(node_project: Path) -> None:
+    write(node_project / "package.json", PACKAGE.replace('"build"', '"rimraf"'))
+    assert "destructive" not in kinds("yarn rimraf .claude", node_project)
+    assert "vcs-push" in kinds("pnpm exec git push", node_project)
+
+
 # --- justfiles -------------------------------------------------------------------------------
 JUSTFILE = """\
 remote := "origin"
