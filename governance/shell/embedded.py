@@ -140,25 +140,20 @@ def _ssh_words(text: str) -> list[str] | None:
 
 def _included(an: Walk, what: str, name: str, seg: str) -> list[str]:
     """The files an ``Include`` word names: relative to ``~/.ssh``; a glob is the files that
-    match it now (``config.d/*``), or ``shell-unknown`` when its folder cannot be listed."""
+    match it now (``config.d/*``, ``shell.expansion``), or ``shell-unknown`` when they cannot
+    be listed."""
     if not name.startswith(("/", "~")):
         name = "~/.ssh/" + name
     if not any(c in name for c in "*?["):
         return [name]
-    from fnmatch import fnmatchcase
-
     from governance import system
+    from governance.shell.expansion import expand
 
-    folder, _, pattern = system.expanduser(name).rpartition("/")
-    if any(c in folder for c in "*?["):
+    found = expand(system.expanduser(name), "/")
+    if found is None:
         an.unknown(seg, f"{what} includes {name}, files that cannot be listed before they run")
         return []
-    try:
-        names = sorted(system.listdir(folder or "/"))
-    except OSError:
-        return []            # a missing folder: ssh includes nothing
-    return [f"{folder}/{n}" for n in names if fnmatchcase(n, pattern) and
-            (n[:1] != "." or pattern[:1] == ".")]
+    return found
 
 
 def _file_text(an: Walk, what: str, value: str, seg: str) -> str | None:

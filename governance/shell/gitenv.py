@@ -19,11 +19,12 @@ if TYPE_CHECKING:
     from governance.shell.walk import Walk
 
 
-def configured(an: Walk, cmd: Simple | None, fields: list[str | None]) -> list[str | None]:
+def configured(an: Walk, cmd: Simple | None, fields: list[str | None], seg: str
+               ) -> list[str | None]:
     """``fields`` with the configuration from the environment, ``--config-env`` and the files
     included with ``-c include.path=FILE`` as ``-c``."""
     fields = git_config_env(an, cmd, fields)
-    out: list[str | None] = [fields[0], *git_environment(an, cmd)]
+    out: list[str | None] = [fields[0], *git_environment(an, cmd, seg)]
     i = 1
     while i < len(fields):
         arg = fields[i]
@@ -34,7 +35,7 @@ def configured(an: Walk, cmd: Simple | None, fields: list[str | None]) -> list[s
             i += 2
             path = _include(setting)
             if path is not None:          # git -c include.path=FILE: FILE's settings
-                out += config_file(an, path, "", 1)
+                out += config_file(an, path, "", 1, seg)
             continue
         if arg is None or not arg.startswith("-"):
             out += fields[i + 1:]
@@ -58,11 +59,12 @@ def _include(setting: str | None) -> str | None:
     return None
 
 
-def config_file(an: Walk, path: str, folder: str, level: int) -> list[str | None]:
+def config_file(an: Walk, path: str, folder: str, level: int, seg: str
+                ) -> list[str | None]:
     """The settings of a git configuration file as ``-c KEY=VALUE`` words, and those of the
-    files it includes (a relative path is relative to the including file's folder); ``-c``
-    with an unknown setting when its text is known only at run time. A missing file adds
-    nothing."""
+    files it includes (a relative path is relative to the including file's folder). A file
+    that cannot be read before git runs is ``shell-unknown`` (``source.text_of``); a missing
+    one adds nothing."""
     from governance import system
     from governance.shell import source
     from governance.shell.gitfiles import parse_config
@@ -74,18 +76,12 @@ def config_file(an: Walk, path: str, folder: str, level: int) -> list[str | None
     if level > _MAX_INCLUDES:
         return ["-c", None]
     full = source.path_of(an, name)
-    if full is None:
+    if full is None:          # no folder to read from: only what the command wrote
         text = an.file_text(name)
         if text is None and an.wrote(name):
             return ["-c", None]
-    elif source.written(an, full) is not None:
-        text = an.file_text(source.written(an, full))
-        if text is None:
-            return ["-c", None]
     else:
-        kind, text = source.read(an, full)
-        if kind != "text":
-            return ["-c", None] if kind in ("large", "spent", "binary") else []
+        text = source.text_of(an, "git", full, name, seg)   # written earlier, or on disk
     out: list[str | None] = []
     for key, value in parse_config(text or ""):
         setting = f"{key}={value}"
@@ -93,14 +89,14 @@ def config_file(an: Walk, path: str, folder: str, level: int) -> list[str | None
         included = _include(setting)
         if included is not None:
             where = system.dirname(full) if full is not None else system.dirname(name)
-            out += config_file(an, included, where, level + 1)
+            out += config_file(an, included, where, level + 1, seg)
     return out
 
 
 _GIT_CONFIG_FILES = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
 
 
-def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
+def git_environment(an: Walk, cmd: Simple | None, seg: str) -> list[str | None]:
     """The ``-c KEY=VALUE`` settings git takes from its environment (``GIT_CONFIG_COUNT`` with
     ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, ``GIT_CONFIG_PARAMETERS``) and from the files
     it names (``GIT_CONFIG_GLOBAL=f``, ``HOME=d``: ``d/.gitconfig``), as command-line options;
@@ -134,7 +130,7 @@ def git_environment(an: Walk, cmd: Simple | None) -> list[str | None]:
         if path is None:
             out += ["-c", None]          # configuration read from a file known at run time
         elif path not in ("/dev/null", ""):
-            out += config_file(an, path, "", 1)
+            out += config_file(an, path, "", 1, seg)
     return out
 
 

@@ -283,13 +283,15 @@ def _names_protected(an: Walk, text: str) -> str | None:
     """Why a file's text names a governance-protected place: a marker (``.claude/``), or a
     word, split as volume specifications are (``./.claude:/c:rw``), that is a protected path
     or the folder of one."""
+    from governance.shell.source import HINTS
+
     lowered = text.lower()
     for marker in an.shell.get("protected_markers", ()):
         if marker in lowered:
             return f"names {marker!r}"
     for word in text.translate(_SEPARATORS).split():
         word = word.strip("-")
-        if any(h in word.lower() for h in ("claude", "governance", "settings", "ledger")) and (
+        if any(h in word.lower() for h in HINTS) and (
                 an.protected(word, word) or an.holds_protected(word, True)):
             return f"names {word}"
     return None

@@ -148,7 +148,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                     for n in [*an.vars, *(a for a, _ in cmd.assigns)]):
                 from governance.shell.gitenv import configured  # GIT_CONFIG_COUNT=1 ...
 
-                fields = configured(an, cmd, fields)
+                fields = configured(an, cmd, fields, seg)
                 raws, globs = [str(f) for f in fields], [False] * len(fields)
             aliased = git_config(an, fields, seg, depth)
             if aliased is not None:
@@ -403,16 +403,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell import launchers
 
             matched = launchers.run(an, spec["launches"], base, launch, seg, depth) or matched
-            command = launched
-            if command is not None:            # npx rimraf .claude: rimraf .claude runs
-                if depth + 1 > shell.get("limits", {}).get("max_depth", 6):
-                    an.unknown(seg, "programs nested too deep")
-                elif cmd is not None:
-                    resolve(an, command[0], [False] * len(command[0]), command[1], cmd, seg,
-                            depth + 1)
-                else:
-                    an.script(" ".join(quote(w) if w is not None else '"$__unknown"'
-                                       for w in command[0]), depth + 1, seg)
+            if launched is not None:           # npx rimraf .claude: rimraf .claude runs
+                _nested(an, launched[0], launched[1], cmd, seg, depth)
         safe = shell.get("safe_targets", {})
         matches = match_command(spec, fields[1:], raws[1:], argv=argv)
         for rule, targets in matches:
@@ -630,6 +622,20 @@ def _run_recipes(an: Walk, runner: str, base: str, fields: list[str | None], seg
         package_scripts.run(an, base, fields, seg, depth)
 
 
+def _nested(an: Walk, fields: list[str | None], raws: list[str], cmd: Simple | None, seg: str,
+            depth: int) -> None:
+    """A command another one runs with its own words (``docker run IMAGE CMD``, ``npx PKG``),
+    resolved one level deeper: within the same command, whose redirections and input still
+    apply, or as a command line of its own."""
+    if depth + 1 > an.shell.get("limits", {}).get("max_depth", 6):
+        an.unknown(seg, "programs nested too deep")
+    elif cmd is not None:
+        resolve(an, fields, [False] * len(fields), raws, cmd, seg, depth + 1)
+    else:
+        an.script(" ".join(quote(w) if w is not None else '"$__unknown"' for w in fields),
+                  depth + 1, seg)
+
+
 def _run_file(an: Walk, base: str, value: str, raw: str, seg: str, depth: int) -> bool:
     """``./x.sh``: the file on disk, read and analysed (``shell.source``)."""
     from governance.shell import source
@@ -741,14 +747,7 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
                 for t in ("shells", "interpreters"))   # chrt -f 1 bash <<< CMD
         if "=" not in arg and " " not in arg and (j + 1 < len(fields) or fed) and \
                 known_name(shell, arg) and not _document(shell, arg):
-            if depth + 1 > an.shell.get("limits", {}).get("max_depth", 6):
-                an.unknown(seg, "programs nested too deep")
-            elif cmd is not None:   # the same command: its redirections and stdin still apply
-                resolve(an, list(fields[j:]), [False] * (len(fields) - j), list(raws[j:]), cmd,
-                        seg, depth + 1)
-            else:
-                an.script(" ".join(quote(w) if w is not None else '"$__unknown"'
-                                   for w in fields[j:]), depth + 1, seg)
+            _nested(an, list(fields[j:]), list(raws[j:]), cmd, seg, depth)
             continue  # a later name may be the real command (`docker run node npm publish`)
         from governance.shell.programs import command_lines
 

@@ -11,6 +11,7 @@ imported only when there is code to scan.
 from __future__ import annotations
 
 from governance.shell.finding import LABEL, MAX_DEPTH, Finding, apply, file, run_cmd, words
+from governance.shell.words import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -317,7 +318,7 @@ def _cmdlets(out: list[Finding], text: str, lits: list[str | None]) -> None:
 
 
 def _quoted(item: str | None) -> str:
-    return '"$__inline"' if item is None else "'" + item.replace("'", "'\\''") + "'"
+    return '"$__inline"' if item is None else quote(item)
 
 
 def _ps_arguments(words_: list[str | None]) -> tuple[dict[str, list[str | None]],

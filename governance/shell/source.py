@@ -25,7 +25,7 @@ MAX_LEVEL = 3                 # the command -> a file -> a file it runs -> one m
 SYSTEM = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/nix/store/", "/snap/",
           "/System/", "/Library/Apple/")
 # words that may name a governance-protected path: only these are checked as paths
-_HINTS = ("claude", "governance", "activity_matrix", "settings", "ledger")
+HINTS = ("claude", "governance", "activity_matrix", "settings", "ledger")
 
 
 def path_of(an: Walk, value: str | None) -> str | None:
@@ -121,11 +121,11 @@ def names_governance(an: Walk, text: str, language: str | None) -> str | None:
     for marker in an.shell.get("protected_markers", ()):
         if marker in lowered:
             return f"it names {marker!r}, a governance-protected path"
-    if not any(h in lowered for h in _HINTS):
+    if not any(h in lowered for h in HINTS):
         return None
     for word in text.replace('"', " ").replace("'", " ").replace("=", " ").split():
         low = word.lower()
-        if any(h in low for h in _HINTS) and an.protected(word.rstrip(";,)"), word):
+        if any(h in low for h in HINTS) and an.protected(word.rstrip(";,)"), word):
             return f"it names {word}, a governance-protected path"
     return None
 
