@@ -290,6 +290,7 @@ class GovernanceLayer:
         self._places: dict[str, str | None] = {}   # exec_config_paths patterns, resolved once
         self._exec_elsewhere: list[tuple[str, str]] | None = None   # (literal head, place)
         self._home_dir: str | None = None
+        self._protected: list[str] | None = None    # protected_paths, ~/ resolved, lower case
         self.session: str | None = None   # the call's session: its taint (policy.taint)
         self._secrets: Secrets | None = None
         self._taint: list[str] | bool | None = False   # False: not read yet
@@ -648,10 +649,12 @@ class GovernanceLayer:
                 return True
         root = self.project_dir.lower()
         rel = full[len(root) + 1:] if full.startswith(root + system.sep) else None
-        for pattern in self.matrix["protected"]:
-            pattern = pattern.lower()
-            if pattern.startswith("~/"):
-                pattern = self._home() + pattern[1:]
+        patterns = self._protected
+        if patterns is None:
+            patterns = self._protected = [
+                self._home() + p[1:] if p.startswith("~/") else p
+                for p in (q.lower() for q in self._protected_patterns())]
+        for pattern in patterns:
             if system.isabs(pattern):
                 if _match(full, pattern):
                     return True
@@ -680,7 +683,7 @@ class GovernanceLayer:
         inside = top.rstrip(system.sep) + system.sep
         found: list[str] = []
         budget = [_MAX_PROTECTED_FILES]
-        for place in self.protected_places()[:len(self.matrix["protected"])]:
+        for place in self.protected_places()[:len(self._protected_patterns())]:
             cut = min((k for k in (place.find("*"), place.find("?"), place.find("["))
                        if k >= 0), default=-1)
             literal = system.realpath(place if cut < 0 else
@@ -726,12 +729,26 @@ class GovernanceLayer:
                 system.environ_get("HOME") or system.expanduser("~")).lower()
         return home
 
+    def _protected_patterns(self) -> list[str]:
+        """``protected_paths``, and where Claude Code keeps its configuration in another folder
+        (``CLAUDE_CONFIG_DIR``, in the environment Claude Code gave the hook), each
+        ``~/.claude/...`` and ``~/.claude.json`` pattern there too."""
+        patterns: list[str] = self.matrix["protected"]
+        folder = system.environ_get("CLAUDE_CONFIG_DIR")
+        if not folder or not system.isabs(folder):
+            return patterns
+        folder = system.normpath(folder)
+        moved = [folder + (p[len("~/.claude"):] if p.startswith("~/.claude/")
+                           else "/.claude.json")
+                 for p in patterns if p.startswith("~/.claude/") or p == "~/.claude.json"]
+        return patterns + moved
+
     def protected_places(self) -> list[str]:
         """Every place the agent may not change, spelled out for a person (``governance doctor``)."""
         from governance.project import installation_paths
 
         places = []
-        for pattern in self.matrix["protected"]:
+        for pattern in self._protected_patterns():
             if pattern.startswith("~/"):
                 places.append(system.join(system.expanduser("~"), pattern[2:]))
             elif system.isabs(pattern):

@@ -8,7 +8,8 @@ Imported by ``shell.resolver`` when git runs in a folder the analysis may read. 
 is read from the files themselves, never by running git: the user's (``~/.gitconfig``,
 ``$XDG_CONFIG_HOME/git/config``), the repository's (``.git/config``, ``config.worktree``), and the
 files they ``include`` (one level). Reading happens only for an alias (a subcommand git does not
-have) or a subcommand that runs hooks: ``git status`` reads nothing.
+have), a subcommand that runs hooks, or one that runs a command a setting names
+(``core.fsmonitor``, ``diff.external``, ``core.sshCommand``, filters, ...).
 """
 
 from __future__ import annotations
@@ -264,8 +265,114 @@ def run(an: Walk, fields: list[str | None], seg: str, depth: int) -> list[str | 
     else:
         an.unknown(seg, "git aliases name each other too many times")
         return [fields[0], "version"]
+    if repo is None:
+        repo = _repository(start, fields)
+    if repo is not None:
+        _settings(an, repo, fields, seg, depth)
     _hooks(an, repo, start, fields, seg, depth)
     return None if fields is original else fields
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Settings whose value is a command git runs, read from the configuration files, and the
+# subcommands that run it. Claude Code's Bash tool gives git no terminal, so git starts no pager
+# (core.pager, pager.*); a setting git's -c gives on the command line is read by
+# ``shell.programs.git_config``.
+_INDEX = _names(
+    "status diff add commit checkout switch restore reset stash merge rebase pull cherry-pick "
+    "revert rm mv ls-files grep clean describe am apply update-index worktree submodule "
+    "difftool mergetool sparse-checkout blame annotate")
+_NETWORK = _names("fetch pull push clone ls-remote remote submodule archive fetch-pack "
+                  "send-pack request-pull")
+_DIFFS = _names("diff log show stash format-patch range-diff difftool blame annotate grep "
+                "add whatchanged")
+_MERGES = _names("merge pull rebase cherry-pick revert stash am checkout switch")
+_SIGNS = _names("commit tag merge rebase cherry-pick revert am log show verify-commit "
+                "verify-tag push pull")
+_EDITS = _names("commit tag merge rebase notes revert cherry-pick am")
+_PATCHES = _names("add checkout reset stash restore")
+_MESSAGE = ("-m", "--message", "-F", "--file", "-C", "--reuse-message", "--no-edit")
+_RUN = {"core.fsmonitor": _INDEX, "diff.external": _DIFFS, "core.sshcommand": _NETWORK,
+        "core.askpass": _NETWORK, "core.gitproxy": _NETWORK, "credential.helper": _NETWORK,
+        "uploadpack.packobjectshook": _NETWORK, "gpg.program": _SIGNS,
+        "core.editor": _EDITS, "sequence.editor": frozenset(("rebase",)),
+        "interactive.difffilter": _PATCHES}
+_NAMED = {("filter", "clean"): _INDEX | {"clone", "archive"},
+          ("filter", "smudge"): _INDEX | {"clone", "archive"},
+          ("filter", "process"): _INDEX | {"clone", "archive"},
+          ("diff", "textconv"): _DIFFS, ("diff", "command"): _DIFFS,
+          ("merge", "driver"): _MERGES, ("credential", "helper"): _NETWORK,
+          ("remote", "uploadpack"): _NETWORK, ("remote", "receivepack"): _NETWORK,
+          ("remote", "vcs"): _NETWORK, ("gpg", "program"): _SIGNS,
+          ("difftool", "cmd"): frozenset(("difftool",)),
+          ("mergetool", "cmd"): frozenset(("mergetool",))}
+
+
+def _used_by(key: str) -> frozenset[str]:
+    """The subcommands that run a setting's command (none: a setting that runs nothing)."""
+    found = _RUN.get(key)
+    if found is not None:
+        return found
+    if key.startswith("sendemail."):
+        return frozenset(("send-email",))
+    if key.count(".") >= 2:
+        return _NAMED.get((key.split(".", 1)[0], key.rsplit(".", 1)[1]), frozenset())
+    return frozenset()
+
+
+def _settings(an: Walk, repo: Repository, fields: list[str | None], seg: str,
+              depth: int) -> None:
+    """The commands the configuration files give the settings this subcommand runs
+    (``core.fsmonitor`` for ``git status``, ``diff.external`` for ``git diff``, ...), analysed
+    as if typed: a file written earlier, by this command or another, plants what runs."""
+    i = _subcommand(fields)
+    sub = str(fields[i]) if i < len(fields) and fields[i] is not None else ""
+    if not sub:
+        return
+    args = [f for f in fields[i + 1:] if f is not None]
+    for key, value, path in repo.settings(an):
+        if sub not in _used_by(key):
+            continue
+        if key in ("core.editor", "sequence.editor") and not _edits(sub, args):
+            continue
+        command = _command(key, value)
+        if command:
+            run_text(an, command, None, f"the git setting {key} in {_label(repo, path)}", seg,
+                     depth, repo.worktree)
+
+
+def _command(key: str, value: str) -> str | None:
+    """The shell command a git setting's value runs (None: none): ``!`` helpers run
+    the rest; a credential helper that is a plain
+    name is ``git credential-NAME``; ``core.fsmonitor`` may be a boolean (git's own daemon)."""
+    value = value.strip()
+    if not value:
+        return None
+    if key.startswith("credential.") and not value.startswith("!") and "/" not in \
+            value.split(None, 1)[0]:
+        return None            # git credential-NAME: git's own helpers (store, cache, manager)
+    if key == "core.fsmonitor" and value.lower() in _BOOLEANS:
+        return None
+    return value[1:] if value.startswith("!") else value
+
+
+_BOOLEANS = ("true", "false", "yes", "no", "on", "off", "1", "0")
+
+
+def _edits(sub: str, args: list[str]) -> bool:
+    """Whether a subcommand opens the editor: a commit or tag without its message given, an
+    interactive rebase, a merge or revert that is not told --no-edit."""
+    if sub == "rebase":
+        return any(a in ("-i", "--interactive") or (a.startswith("-") and not
+                   a.startswith("--") and "i" in a[1:]) for a in args)
+    if sub == "tag" and not any(a in ("-a", "--annotate", "-s", "--sign", "-e", "--edit") or
+                                a.startswith("-u") for a in args):
+        return False
+    return not any(a in _MESSAGE or a.startswith(("--message=", "--file=", "-m", "-F"))
+                   for a in args)
 
 
 def _words(an: Walk, value: str) -> list[str | None] | None:

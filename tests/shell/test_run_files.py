@@ -356,6 +356,48 @@ def test_git_hooks_are_read(repo: Path) -> None:
     assert "web-fetch" in kinds("git -C . switch main", repo)
 
 
+@pytest.mark.parametrize(("key", "runs", "quiet"), [
+    ("core.fsmonitor", ["git status", "git diff", "git add -A", "git commit -m x"],
+     ["git fetch", "git log"]),
+    ("diff.external", ["git diff", "git log -p", "git show HEAD"], ["git status", "git push"]),
+    ("core.sshCommand", ["git fetch", "git push", "git clone git@h:r"], ["git status"]),
+    ("credential.helper", ["git fetch", "git push"], ["git diff"]),
+    ("filter.crypt.clean", ["git add a.txt", "git status", "git checkout main"], ["git log"]),
+    ("diff.bin.textconv", ["git diff", "git log -p"], ["git fetch"]),
+    ("merge.ours.driver", ["git merge topic", "git pull"], ["git diff"]),
+    ("gpg.program", ["git commit -S -m x", "git tag -s v1 -m v1"], ["git diff"]),
+    ("core.editor", ["git commit", "git rebase -i HEAD~2", "git tag -a v1"],
+     ["git commit -m x", "git commit -F msg.txt", "git rebase main", "git tag v1",
+      "git merge --no-edit topic"]),
+])
+def test_commands_git_settings_name_are_read_where_git_runs_them(
+        repo: Path, key: str, runs: list[str], quiet: list[str]) -> None:
+    """A setting written by an earlier call (``git config``, an editor, a redirection into
+    .git/config) plants a command that a later, plain git command runs."""
+    value = "!rm -rf .claude" if key == "credential.helper" else "rm -rf .claude"
+    git(repo, "config", key, value)
+    for command in runs:
+        found = acts(command, repo)
+        assert "governance-admin" in {a.primitive for a in found}, command
+        assert any(f"the git setting {key.lower()} in .git/config" in a.reason
+                   for a in found), command
+    for command in quiet:
+        assert "governance-admin" not in kinds(command, repo), command
+
+
+def test_everyday_git_settings_stay_what_they_are(repo: Path) -> None:
+    for key, value in (("core.fsmonitor", "true"), ("credential.helper", "store"),
+                       ("credential.helper", "cache --timeout 3600"),
+                       ("filter.lfs.process", "git-lfs filter-process"),
+                       ("filter.lfs.clean", "git-lfs clean -- %f"),
+                       ("core.editor", "vim"), ("core.pager", "rm -rf src")):
+        git(repo, "config", "--add", key, value)
+    assert kinds("git status", repo) == {"shell-read"}
+    assert kinds("git diff", repo) == {"shell-read"}
+    assert kinds("git commit -m x", repo) == {"vcs-commit"}
+    assert "destructive" not in kinds("git log", repo)     # no terminal: git starts no pager
+
+
 def test_parse_config_reads_as_git_does() -> None:
     text = ('[alias]\n\tx = "!echo \\"a;b\\"" ; comment\n  y = log \\\n --oneline\n'
             '[remote "Origin"]\n\turl = u # c\n[core]\n\tbare\n')
