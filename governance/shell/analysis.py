@@ -29,6 +29,38 @@ if TYPE_CHECKING:
 
 QUIET = ("shell-read",)
 _GLOB_CHARS = "*?["
+
+
+def _escaped(text: str) -> str:
+    """Text that brace expansion leaves as it is (quoted, or the value of an expansion)."""
+    return "".join("\\" + c if c in "\\{},." else c for c in text)
+
+
+def _brace_fields(word: str) -> list[str | None] | None:
+    """The words a bare brace pattern expands to, as bash expands it before anything else
+    (``git {push,}`` is ``git push``; ``rm {-rf,src}`` is ``rm -rf src``); None when the word
+    holds no pattern. Past ``MAX_WORDS`` words, a last word known only at run time."""
+    from governance.shell.braces import MAX_WORDS, braces
+
+    found = braces(word)
+    if found == [word]:
+        return None
+    out: list[str | None] = [piece for piece in map(_unescaped, found)
+                             if piece != ""]    # bash drops a word that expands to nothing
+    if len(found) >= MAX_WORDS:
+        out.append(None)
+    return out
+
+
+def _unescaped(text: str) -> str:
+    out: list[str] = []
+    k = 0
+    while k < len(text):
+        if text[k] == "\\" and k + 1 < len(text):
+            k += 1
+        out.append(text[k])
+        k += 1
+    return "".join(out)
 _LOOKUPS = frozenset(("command", "which", "type", "whence", "where", "hash", "readlink",
                       "realpath"))
 _MAX_SEGMENT = 500
@@ -525,6 +557,8 @@ class _Analysis:
                 return self.vars.get(value[:-3])
             if value == "PWD" and value not in self.vars:   # "$PWD"/.mcp.json: the folder now
                 return self.folder()
+            if value == "HOME" and value not in self.vars:  # the home Claude Code gives both
+                return system.expanduser("~")
             return self.vars.get(value) if value else None
         if kind == "proc":
             return self.substituted(subs)
@@ -596,14 +630,19 @@ class _Analysis:
             raw = word_text(word)
             current: list[str] | None = []
             glob = False
+            brace = False
+            marked: list[str] = []      # the word for brace expansion: only bare braces count
             pending_split: list[str] = []
             for kind, value, quoted, subs in word.parts:
                 if kind == "lit":
                     if not quoted and (any(c in value for c in _GLOB_CHARS) or
                                        ("{" in value and ("," in value or ".." in value))):
                         glob = True
+                    brace = brace or (not quoted and "{" in value)
                     if current is not None:
                         current.append(value)
+                        marked.append(value.replace("\\", "\\\\") if not quoted
+                                      else _escaped(value))
                     continue
                 if quoted and kind == "var" and value[:1] == "@" and self.names is not None and \
                         self.names.args is not None:      # "$@" in a function: a word each
@@ -632,6 +671,15 @@ class _Analysis:
                     continue
                 if current is not None:
                     current.append(known)
+                    marked.append(_escaped(known))
+            if brace and current is not None and not pending_split:
+                expanded = _brace_fields("".join(marked))
+                if expanded is not None:
+                    fields.extend(expanded)
+                    for field in expanded:
+                        globs.append(field is not None and any(c in field for c in _GLOB_CHARS))
+                        raws.append(raw)
+                    continue
             for piece in pending_split:
                 if piece != "\x01":                 # "\x01": "$@" of no arguments
                     fields.append(None if piece == "\x00" else piece)
@@ -723,8 +771,8 @@ class _Analysis:
                 return True
             if value is None:
                 return False
-        if text.startswith("~+/") and self.folder():        # ~+ is $PWD
-            text = str(self.folder()) + text[2:]
+        if text.startswith("~+/") or text == "~+":
+            text = self._here(text)
         elif text.startswith("/proc/") and self.folder():   # /proc/self/cwd is the shell's folder
             text = system.located(str(self.folder()), text)
         path = system.expanduser(text)
@@ -743,7 +791,7 @@ class _Analysis:
             from governance.shell.expansion import pattern_holds
 
             return pattern_holds(self, value, direct)
-        folder = system.expanduser(value)
+        folder = system.expanduser(self._here(value))
         for probe in self.shell.get("protected_probes", ()):
             if direct and "/" in probe:
                 continue
@@ -754,6 +802,12 @@ class _Analysis:
                     self.is_protected(system.normpath(system.join(self.cwd, path))):
                 return True
         return False
+
+    def _here(self, text: str) -> str:
+        """``~+`` (bash's ``$PWD``) as the folder the command is in, when known."""
+        if (text == "~+" or text.startswith("~+/")) and self.folder():
+            return str(self.folder()) + text[2:]
+        return text
 
     def folder(self) -> str | None:
         """The folder the command is in now (its own ``cd``s followed), absolute; None when it

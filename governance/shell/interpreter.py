@@ -111,6 +111,10 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
                 name, an.shell.get("commands", {})) is not None:
             an.plain(base, fields, raws, seg, depth)  # bun add x, deno install y
             return None
+        if "node_modules/" in word:     # node .../node_modules/PKG/cli.js ARGS: PKG's command
+            command = _package_command(an, word)
+            if command is not None:
+                return [command, *fields[i + 1:]]
         runner = an.shell.get("commands", {}).get(word.rsplit("/", 1)[-1])
         if runner is not None and runner.get("lexicon"):   # php artisan X, python manage.py X
             an.plain(word.rsplit("/", 1)[-1], fields[i:], raws[i:], seg, depth)
@@ -118,3 +122,12 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         return None
     stdin_program(an, base, cmd, seg, depth, language or "code")
     return None
+
+
+def _package_command(an: Walk, path: str) -> str | None:
+    """The command a file of an installed package stands for (``.../node_modules/@anthropic-ai/
+    claude-code/cli.js``: ``claude``), when the analysis has an entry for it."""
+    parts = path.rsplit("node_modules/", 1)[1].split("/")
+    package = "/".join(parts[:2]) if parts[0].startswith("@") else parts[0]
+    name = an.shell.get("package_bins", {}).get(package) or package.rsplit("/", 1)[-1]
+    return name if lookup_name(name, an.shell.get("commands", {})) is not None else None

@@ -171,15 +171,31 @@ _CLAUDE_TOOLS = ("config", "mcp", "update", "install", "doctor", "plugin", "migr
 _CLAUDE_ONLY_PRINT = ("-v", "--version", "-h", "--help")
 
 
-def agent_folder(an: Walk, fields: list[str | None], seg: str) -> None:
-    """``claude`` runs an agent under the settings of the folder it starts in: outside this
-    project (``cd /tmp/old-checkout && claude -p ...``, an older worktree), that folder's
-    settings and not this project's governance decide what it may do: ``governance-admin``.
-    A folder known only at run time is ``shell-unknown``."""
+# what Claude Code reads from its environment that takes an agent out of this project's
+# governance: the hooks skipped (--bare sets CLAUDE_CODE_SIMPLE), another API to sign in to
+CLAUDE_ENV = {"CLAUDE_CODE_SIMPLE": "skips the hooks, governance's among them",
+               "ANTHROPIC_BASE_URL": "signs in to the API at another address with the user's "
+                                     "credentials",
+               "ANTHROPIC_BEDROCK_BASE_URL": "signs in to another address",
+               "ANTHROPIC_VERTEX_BASE_URL": "signs in to another address"}
+
+
+def agent_folder(an: Walk, fields: list[str | None], seg: str, cmd: Simple | None = None
+                 ) -> None:
+    """``claude`` runs an agent under the settings of the folder it starts in: anywhere but
+    this project's own folder (``cd /tmp/old-checkout && claude -p ...``, an older worktree,
+    a subfolder with a ``.claude`` of its own), that folder's settings and not this project's
+    governance decide what it may do: ``governance-admin``. So is an environment that skips
+    the hooks or sends the user's credentials elsewhere (``CLAUDE_ENV``). A folder known
+    only at run time is ``shell-unknown``."""
     words = [f for f in fields[1:] if f is not None]
     if any(w in _CLAUDE_ONLY_PRINT for w in words) or next(
             (w for w in words if not w.startswith("-")), "") in _CLAUDE_TOOLS:
         return
+    names = {name for name, _ in cmd.assigns} if cmd is not None else set()
+    for name, why in CLAUDE_ENV.items():
+        if name in names or name in an.vars:
+            an.add("governance-admin", seg, f"claude started with {name} {why}: ask the user")
     if an.root is None:
         return                          # no folder to compare with (explain-command alone)
     folder = an.folder()
@@ -192,10 +208,11 @@ def agent_folder(an: Walk, fields: list[str | None], seg: str) -> None:
     from governance import system
 
     real = system.realpath(folder)
-    if real != system.realpath(project) and not real.startswith(
-            system.realpath(project).rstrip("/") + "/"):
+    if real != system.realpath(project):
+        where = "inside" if real.startswith(system.realpath(project).rstrip("/") + "/") \
+            else "outside"
         an.add("governance-admin", seg,
-               f"claude would run an agent in {folder}, outside this project, under that "
+               f"claude would run an agent in {folder}, {where} this project, under that "
                "folder's settings instead of this project's governance: ask the user")
 
 

@@ -63,6 +63,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
                 fields, globs = named, [False] * len(named)
                 first = str(fields[0])
                 base = first.rsplit("/", 1)[-1]
+        if base.startswith("git-") and len(base) > 4 and \
+                lookup_name(base, shell.get("commands", {})) is None:
+            # git X runs git-X (from git's exec path, then PATH): git-push ARGS is git push ARGS
+            fields, raws = ["git", base[4:], *fields[1:]], ["git", base[4:], *raws[1:]]
+            globs = [False, False, *globs[1:]]
+            continue
         if "/" in first and an.files and an.wrote(first):   # written by this command: its text
             from governance.shell.program import interpreter_argv  # is what runs
 
@@ -471,7 +477,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
         understood = {f for rule, _t in matches for f in rule.get("flags") or ()}
         remote.listed(an, base, argv, fields, seg, understood)   # kubectl apply -f https://...
-    if "/" in first and an.protected(first, raws[0]):
+    if "/" in first and base != "governance" and an.protected(first, raws[0]):
         an.add("governance-admin", seg, f"{raws[0]} is a governance script: ask the user to run "
                "it from a terminal")
     if base in shell.get("outputs", {}) or _may_name_output(shell, fields, raws):
@@ -483,7 +489,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     if base == "claude":
         from governance.shell.programs import agent_folder  # cd /tmp/old && claude -p ...
 
-        agent_folder(an, fields, seg)
+        agent_folder(an, fields, seg, cmd)
     if base in _COMPOSERS or (base in _CONTAINERS and "compose" in fields[1:]):
         from governance.shell.programs import compose  # docker compose up: its files' volumes
 

@@ -51,7 +51,14 @@ class Argv:
 
 def parse_spec(spec: dict[str, Any], fields: list[str | None], raws: list[str]) -> Argv:
     """``parse_argv`` with everything a command's compiled spec says about its options."""
+    operands = spec.get("dash_operands")
+    if operands:       # chmod -x FILE: the mode, an operand, as the program reads it
+        fields = [f"\0{f}" if f is not None and len(f) > 1 and f[0] == "-" and
+                  f[1] != "-" and not f[1:].strip(operands) else f for f in fields]
     argv = parse_argv(fields, raws, spec["with_value"], spec.get("options"))
+    if operands:
+        argv.positionals = [(v[1:] if v is not None and v[:1] == "\0" else v, raw)
+                            for v, raw in argv.positionals]
     argv.text = spec.get("messages", [])
     return argv
 

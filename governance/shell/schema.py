@@ -157,6 +157,9 @@ class CommandModel(_Strict):
     options: dict[str, list[str]] = {}
     # options whose values are prose (a commit message): data, never read by a pattern
     messages: list[str] = []
+    # the letters of words that start with "-" but are operands (chmod -x FILE: a mode), each
+    # word "-" then these letters only
+    dash_operands: str = Field(default="", pattern=r"^[A-Za-z0-9,+=]*$")
     patterns: list[PatternModel] = []
 
     @model_validator(mode="after")
@@ -505,6 +508,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                          for sub, items in command.options.items()}
         if command.messages:
             commands[name]["messages"] = list(command.messages)
+        if command.dash_operands:
+            commands[name]["dash_operands"] = command.dash_operands
         if command.lexicon:
             commands[name]["lexicon"] = command.lexicon
         if command.default is not None:

@@ -143,17 +143,17 @@ def stash_paths(folder: str, ref: str) -> list[str] | None:
         return None
     base = [*_GIT, "stash", "show", "--name-only", "--no-ext-diff", "--no-textconv"]
     for extra in (["--include-untracked"], []):
-        done = _git(folder, [*base, *extra, ref])
+        done = run_git(folder, [*base, *extra, ref])
         if done is None:
             return None
         if done[0] == 0:
             names = done[1].decode("utf-8", "surrogateescape").splitlines()
             return [n.strip('"') for n in names if n] if len(names) <= MAX_NAMES else None
-    known = _git(folder, ["git", "rev-parse", "--quiet", "--verify", ref + "^{commit}"])
+    known = run_git(folder, ["git", "rev-parse", "--quiet", "--verify", ref + "^{commit}"])
     return None if known is None else [] if known[0] != 0 else None
 
 
-def _git(folder: str, command: list[str]) -> tuple[int, bytes] | None:
+def run_git(folder: str, command: list[str]) -> tuple[int, bytes] | None:
     """Run git in ``folder``: its exit status and output, or None when it cannot run in time."""
     import subprocess
 
@@ -169,7 +169,7 @@ def _git(folder: str, command: list[str]) -> tuple[int, bytes] | None:
 def _diff(folder: str, comparison: list[str]) -> list[str] | None:
     """The files ``git diff --name-only COMPARISON`` names; None when a revision is not a commit
     git knows (the command then replaces nothing: git refuses it, or it names a path)."""
-    done = _git(folder, [*_GIT, *_DIFF, *comparison, "--"])
+    done = run_git(folder, [*_GIT, *_DIFF, *comparison, "--"])
     if done is None:
         raise Unknown("git could not say in time which files differ")
     if done[0] != 0:

@@ -360,6 +360,9 @@ def _assigned(an: Walk, name: str, value: str | None, raw: str, seg: str, depth:
     """``env PS1=... bash -i``, ``env 'BASH_FUNC_ls%%=() { ...; }' bash -c ls``: what bash
     will run of the variable (``shell.evaluated``)."""
     from governance.shell import evaluated
+    from governance.shell.programs import CLAUDE_ENV
 
+    if name in CLAUDE_ENV:     # env CLAUDE_CODE_SIMPLE=1 claude: as if the shell had set it
+        an.vars[name] = value
     if evaluated.hooked(name):
         evaluated.hook(an, name, value, raw.split("=", 1)[-1], seg, depth)

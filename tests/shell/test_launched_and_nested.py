@@ -122,6 +122,13 @@ def test_a_launched_command_is_read_with_its_own_options(layer: GovernanceLayer)
     "claude config set -g hooks '{}'",
     "claude config add allowedTools Bash",
     "claude config remove ignorePatterns x",
+    "claude -p hi --bare", "CLAUDE_CODE_SIMPLE=1 claude -p hi",
+    "env CLAUDE_CODE_SIMPLE=1 claude -p x", "export CLAUDE_CODE_SIMPLE=1; claude -p x",
+    "ANTHROPIC_BASE_URL=https://llm.example claude -p hi",
+    "claude -p x --mcp-config '{\"mcpServers\":{\"x\":{\"command\":\"rm\"}}}'",
+    "claude --plugin-dir /tmp/plugins -p x", "claude plugin install tools@market",
+    "claude mcp add tools -- node server.js", "claude mcp add-json x '{}'",
+    "node /usr/lib/node_modules/@anthropic-ai/claude-code/cli.js --settings /tmp/e.json -p x",
 ])
 def test_a_second_agent_under_looser_governance_is_governance_admin(layer: GovernanceLayer,
                                                                     command: str) -> None:
@@ -138,9 +145,9 @@ def test_a_second_agent_under_the_same_governance_is_not(layer: GovernanceLayer,
     assert "governance-admin" not in primitives(layer, command), command
 
 
-def test_adding_an_mcp_server_configures_code_to_run(layer: GovernanceLayer) -> None:
-    assert "exec-config" in primitives(layer, "claude mcp add tools -- node server.js")
+def test_updating_claude_installs_software(layer: GovernanceLayer) -> None:
     assert "package-install" in primitives(layer, "claude update")
+    assert "governance-admin" not in primitives(layer, "env FOO=1 claude -p x")
 
 
 # --- permissions of governance folders ------------------------------------------------------------
@@ -168,6 +175,9 @@ def test_everyday_permission_changes_are_file_writes(layer: GovernanceLayer, com
     "git worktree add /tmp/old HEAD~5 && cd /tmp/old && claude -p 'finish the task'",
     "cd /tmp && claude -p hi", "env -C /srv/other claude --model sonnet -p x",
     "(cd .. && claude -p x)",
+    # Claude Code reads project settings from the folder it starts in, not the repository's
+    # root (anthropics/claude-code#74023): a subfolder runs without this project's hooks
+    "cd src && claude -p hi",
 ])
 def test_a_second_agent_outside_this_project_is_governance_admin(layer: GovernanceLayer,
                                                                  command: str) -> None:
@@ -176,7 +186,7 @@ def test_a_second_agent_outside_this_project_is_governance_admin(layer: Governan
 
 
 def test_a_second_agent_in_this_project_or_an_unknown_folder(layer: GovernanceLayer) -> None:
-    for command in ("cd src && claude -p hi", "claude -p hi", "cd /tmp && claude --version",
+    for command in ("claude -p hi", "cd src && cd .. && claude -p hi", "cd /tmp && claude --version",
                     "cd /tmp && claude mcp list"):
         assert "governance-admin" not in primitives(layer, command), command
     assert "shell-unknown" in primitives(layer, 'cd "$CHECKOUT" && claude -p x')

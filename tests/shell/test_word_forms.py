@@ -1,0 +1,124 @@
+"""Words read as bash reads them before a program sees them: a bare brace pattern is several
+words (``git {push,}`` is ``git push``), ``$HOME`` and ``~+`` name the folders they stand for,
+git's dashed programs (``git-push``) are the git commands they are, chmod's ``-x`` is a mode,
+and Claude Code's own folders are protected wherever ``CLAUDE_CONFIG_DIR`` puts them.
+
+Decided as the PreToolUse hook decides, in a project with the default matrix in DO."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from governance.policy.layer import GovernanceLayer
+from tests.helpers import layer_in_do
+
+
+@pytest.fixture
+def layer(tmp_path: Path) -> Iterator[GovernanceLayer]:
+    root = tmp_path / "forms"
+    project = root / "shop-api"
+    for name in (".claude/settings.json", "src/app.py", "src/a.py"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("{}\n")
+    home = root / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text("{}\n")
+    with layer_in_do(project, home) as layer:
+        yield layer
+
+
+def primitives(layer: GovernanceLayer, command: str) -> set[str]:
+    acts, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
+    return {a.primitive for a in acts}
+
+
+@pytest.mark.parametrize(("command", "primitive"), [
+    ("git {push,}", "vcs-push"), ("git {push,origin}", "vcs-push"), ("git pu{s,}h", "vcs-push"),
+    ("x=push; git {\"$x\",}", "vcs-push"), ("rm {-rf,src}", "destructive"),
+    ("{rm,-rf,/}", "destructive"), ("terraform {destroy,-auto-approve}", "destructive"),
+    ("rm -rf .c{laude,ache}", "governance-admin"), ("mv .{claude,old}", "governance-admin"),
+])
+def test_a_bare_brace_pattern_is_the_words_it_expands_to(layer: GovernanceLayer, command: str,
+                                                         primitive: str) -> None:
+    assert primitive in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "git '{push,}'", 'git "{push,}"', "git \\{push,\\}", "echo {a,b}", "mkdir -p src/{a,b}/c",
+    "awk '{print $1}' src/a.py", "find . -name '{a,b}'", "echo {1..100}",
+])
+def test_quoted_braces_and_harmless_patterns_stay_quiet(layer: GovernanceLayer,
+                                                         command: str) -> None:
+    assert not primitives(layer, command) & {"vcs-push", "destructive", "governance-admin",
+                                              "shell-unknown"}, command
+
+
+def test_a_brace_pattern_names_every_file_it_expands_to(layer: GovernanceLayer) -> None:
+    assert "file-write" in primitives(layer, "cp src/{a,app}.py")   # cp src/a.py src/app.py
+
+
+@pytest.mark.parametrize(("command", "primitive"), [
+    ("/usr/lib/git-core/git-push", "vcs-push"), ("git-push --force origin main", "vcs-push"),
+    ("cd /usr/lib/git-core && ./git-push", "vcs-push"), ("git-reset --hard", "destructive"),
+    ("git-clean -ffdx", "governance-admin"), ("git-lfs prune", "destructive"),
+])
+def test_git_dashed_programs_are_the_git_commands_they_run(layer: GovernanceLayer, command: str,
+                                                           primitive: str) -> None:
+    assert primitive in primitives(layer, command), command
+    assert primitives(layer, "git-status") == {"shell-read"}
+
+
+@pytest.mark.parametrize("command", [
+    'mv "$HOME/.claude" /tmp/hc', 'rm -rf "$HOME/.claude"', "mv ${HOME}/.claude /tmp/x",
+    "rm -rf ~+/.claude", "rm -rf ~+", "chmod -x .claude/settings.json",
+    "chmod -w .claude/settings.json", "chmod -- -r .claude/settings.json",
+    'echo x > "$HOME/.claude/shell-snapshots/snapshot-bash-1.sh"',
+    "echo '{}' > ~/.claude/daemon.json", "rm -rf ~/.claude/jobs", "touch ~/.claude/rm-guard/rm",
+])
+def test_home_here_and_mode_spellings_of_governance_files(layer: GovernanceLayer,
+                                                          command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+def test_a_home_the_command_sets_is_that_home(layer: GovernanceLayer) -> None:
+    found = primitives(layer, 'HOME=/tmp/elsewhere; rm -rf "$HOME/.claude"')
+    assert "governance-admin" not in found and "destructive" in found
+    assert primitives(layer, 'cat "$HOME/.bashrc"') == {"shell-read"}
+    assert "file-write" in primitives(layer, "chmod -x src/a.py")
+    assert "governance-admin" not in primitives(layer, "chmod -v 644 src/a.py")
+
+
+def test_claude_code_configuration_elsewhere_is_protected(
+        layer: GovernanceLayer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(elsewhere))
+    fresh = GovernanceLayer(layer.project_dir, layer.matrix)
+    for path in ("settings.json", "session-env/s.sh", ".claude.json", "shell-snapshots/x.sh"):
+        assert fresh.is_protected(str(elsewhere / path)), path
+    assert not fresh.is_protected(str(elsewhere / "notes.txt"))
+    acts, _ = fresh.acts_for("Bash", {"command": f"rm -rf {elsewhere}"}, fresh.project_dir)
+    assert "governance-admin" in {a.primitive for a in acts}
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    assert not GovernanceLayer(layer.project_dir, layer.matrix).is_protected(
+        str(elsewhere / "settings.json"))
+
+
+def test_git_deleting_governance_files_it_does_not_track(layer: GovernanceLayer) -> None:
+    """``git clean -f`` and ``git stash -u`` take the untracked files git does not ignore: in a
+    project that does not commit ``.claude/settings.json``, the hooks' settings."""
+    import subprocess
+
+    for command in ("git clean -fd", "git clean -f", "git stash -u",
+                    "git stash push --include-untracked", "git clean -fd .claude"):
+        assert "governance-admin" in primitives(layer, command), command
+    assert "governance-admin" not in primitives(layer, "git clean -fd src")
+    assert "governance-admin" not in primitives(layer, "git clean -n")
+    root = layer.project_dir
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+                   cwd=root, check=True)
+    for command in ("git clean -fd", "git stash -u"):      # committed: git keeps them
+        assert "governance-admin" not in primitives(layer, command), command
