@@ -100,6 +100,8 @@ def apply(out: list[Finding], kind: str, items: list[Item], reason: str,
     elif kind in ("del", "destroy", "write", "dels"):     # dels: every argument is a path
         for value in flat(items) if kind == "dels" else first if isinstance(first, list) else [first]:
             file(out, kind.rstrip("s"), value, reason)
+    elif kind == "chdir":                     # later relative paths are in this folder
+        out.append(Finding("chdir", reason, path=first if isinstance(first, str) else None))
     elif kind in ("move", "copy"):
         file(out, "write", more, reason)
         if kind == "move":

@@ -19,7 +19,8 @@ _PY = {name: kind for kind, names in (
     ("pty", "pty.spawn"), ("aexec", "asyncio.create_subprocess_exec"), ("code", "exec eval compile"),
     ("dyn", "importlib.import_module importlib.__import__ __import__ getattr"),
     ("del", "os.remove os.unlink os.rmdir"), ("destroy", "shutil.rmtree os.removedirs"),
-    ("move", "os.rename os.replace os.renames shutil.move"), ("open", "open io.open codecs.open"),
+    ("move", "os.rename os.replace os.renames shutil.move"), ("chdir", "os.chdir"),
+    ("open", "open io.open codecs.open"),
     ("copy", "shutil.copy shutil.copy2 shutil.copyfile shutil.copytree os.link os.symlink"),
     ("write", "os.truncate os.mkdir os.makedirs os.mkfifo os.chmod os.chown os.utime shutil.chown "
               "sqlite3.connect dbm.open shelve.open"),

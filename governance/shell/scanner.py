@@ -48,6 +48,7 @@ net \b(?:https?|http2|net|tls|dgram)\.(?:get|request|connect|createConnection|cr
 write (?<![\w$])(?:writeFileSync|appendFileSync|createWriteStream|truncateSync|mkdirSync|chmodSync)\b
 write \.(?:writeFile|appendFile|truncate|mkdir|chmod)\b
 move (?<![\w$])renameSync\b|\.rename\b
+chdir \bprocess\.chdir(?=\s*\()
 copy (?<![\w$])(?:copyFileSync|cpSync|symlinkSync|linkSync)\b|\.(?:copyFile|cp|symlink)\b
 rm (?<![\w$])(?:unlinkSync|rmdirSync|rmSync)\b|\.(?:unlink|rmdir|rm)\b
 destroy (?<![\w$.])rimraf(?:\.sync)?(?=\s*\()
@@ -68,6 +69,7 @@ eval <P>eval\b(?!\s*\{)
 dels <P>(?:unlink|rmdir)\b
 destroy <P>(?:File::Path::)?(?:rmtree|remove_tree)\b
 move <P>(?:File::Copy::)?(?:move|mv)\b|<P>rename\b
+chdir <P>chdir\b
 copy <P>(?:File::Copy::)?(?:copy|cp)\b|<P>(?:symlink|link)\b
 write <P>(?:mkdir|truncate)\b
 net \b(?:LWP|HTTP::Tiny|IO::Socket|Net::(?:HTTP|FTP|SMTP|Ping|SSH2?|Telnet|POP3|IMAP\w*)|Socket)\b
@@ -85,6 +87,7 @@ destroy (?<![\w.:])[A-Z]\w*(?:::[A-Z]\w*)*\.(?:all\.)?(?:destroy_all|delete_all)
 del \b(?:File|Dir)\.(?:delete|unlink|rmdir)\b|\bFileUtils\.(?:rm|rm_f|rmdir|remove|remove_file)\b
 write \b(?:File|IO)\.(?:write|binwrite)\b|\bFileUtils\.(?:touch|mkdir_p|mkdir|makedirs)\b|\bDir\.mkdir\b
 move \bFile\.rename\b|\bFileUtils\.(?:mv|move)\b
+chdir \bDir\.chdir\b|\bFileUtils\.(?:cd|chdir)\b
 copy \bFileUtils\.(?:cp|copy|cp_r|ln|ln_s|ln_sf|install|copy_file)\b|\bFile\.(?:symlink|link)\b
 net \b(?:Net::(?:HTTP|FTP|SMTP|Telnet|SSH|POP3|IMAP)|URI\.open|TCPSocket|UDPSocket|Socket)\b
 net \b(?:HTTParty|Faraday|RestClient|Excon|Typhoeus)\b
@@ -105,11 +108,13 @@ phprec \bRecursiveDirectoryIterator\b
 write <H>(?:file_put_contents|touch|mkdir|chmod|chown|chgrp)(?=\s*\()
 open <H>fopen(?=\s*\()
 move <H>rename(?=\s*\()
+chdir <H>chdir(?=\s*\()
 copy <H>(?:copy|symlink|link)(?=\s*\()""",
     "awk": r"""cmd (?<![\w$])system(?=\s*\()""",
     "lua": r"""cmd \b(?:os\.execute|io\.popen)\b
 del \bos\.remove\b
 move \bos\.rename\b
+chdir \blfs\.chdir\b
 open \bio\.open\b
 eval (?<![\w.:])(?:loadstring|load)\b
 unknown (?<![\w.:])(?:dofile|loadfile)\b|\bpackage\.loadlib\b|\bffi\.C\b|\b(?:os|io)\s*\[
@@ -123,6 +128,7 @@ del (?<![\w.])(?:base::)?file\.remove(?=\s*\()|\bfs::file_delete(?=\s*\()
 destroy \bfs::dir_delete(?=\s*\()
 write (?<![\w.])(?:file\.create|dir\.create|Sys\.chmod)(?=\s*\()|\bfs::(?:file_create|dir_create)(?=\s*\()
 move (?<![\w.])file\.rename(?=\s*\()|\bfs::file_move(?=\s*\()
+chdir (?<![\w.])(?:base::)?setwd(?=\s*\()
 copy (?<![\w.])(?:file\.copy|file\.symlink|file\.link)(?=\s*\()|\bfs::file_copy(?=\s*\()
 net (?<![\w.])(?:utils::)?(?:download\.file|url|socketConnection)(?=\s*\()|\b(?:curl|httr2?|RCurl|crul)::\w+
 net (?<![\w.:])(?:GET|POST|PUT|PATCH|DELETE|HEAD|VERB|getURL|curl_download|curl_fetch_memory)(?=\s*\()

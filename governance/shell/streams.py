@@ -74,7 +74,14 @@ def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
     """What inline code does beyond computing (``shell.inline``), each finding an act."""
     from governance.shell.inline import findings
 
-    for found in findings(language, code):
+    found_all = findings(language, code)
+    folders = [f.path for f in found_all if f.primitive == "chdir"]   # os.chdir(".claude")
+    for found in found_all:
+        if found.primitive == "chdir":
+            continue
+        if folders and found.primitive in ("file-write", "file-delete", "destructive") and \
+                not (found.path or "/").startswith(("/", "~")):
+            _moved(an, folders, found.path, found.primitive, found.reason, seg)
         if found.primitive == "shell":
             if found.command is not None:
                 an.script(found.command, depth + 1, seg)
@@ -85,7 +92,7 @@ def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
         elif found.primitive in ("file-write", "file-delete", "destructive"):
             path = found.path
             an.target(path, path or "", seg, found.primitive, found.reason,
-                        folder=found.primitive == "destructive")
+                      folder=found.primitive != "file-write")   # a moved folder goes whole
             if found.primitive == "file-write":
                 an.written(path)
         elif found.primitive == "web-fetch" and found.path and "prox" not in code.lower():
@@ -96,6 +103,20 @@ def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
                    f"{found.reason}: the request goes to {why}, not the web" if why else found.reason)
         else:
             an.add(found.primitive, seg, found.reason)
+
+
+def _moved(an: Walk, folders: list[str | None], path: str | None, primitive: str, reason: str,
+           seg: str) -> None:
+    """A relative path of code that changes its folder first (``os.chdir``, ``process.chdir``,
+    ``Dir.chdir``): the path in each folder it changes to; a folder known only at run time
+    leaves the file unknown."""
+    for folder in folders:
+        if folder is None or path is None:
+            an.unknown(seg, f"{reason} in a folder known only at run time")
+            return
+        inside = folder.rstrip("/") + "/" + path
+        an.target(inside, inside, seg, primitive, f"{reason} (in {folder})",
+                  folder=primitive != "file-write")
 
 
 def array(an: Walk, items: str) -> str | None:

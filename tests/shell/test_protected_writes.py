@@ -398,6 +398,32 @@ def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd:
     assert "governance-admin" not in primitives(layer, cmd)
 
 
+@pytest.mark.parametrize("code", [
+    "python3 -c 'import os;os.chdir(\".claude\");open(\"settings.json\",\"w\").write(\"{}\")'",
+    "python3 -c 'import os;os.rename(\".claude\",\".c2\")'",
+    "python3 -c 'import shutil;shutil.move(\".claude\",\"/tmp/x\")'",
+    "node -e 'process.chdir(\".claude\");require(\"fs\").unlinkSync(\"settings.json\")'",
+    "node -e 'require(\"fs\").renameSync(\".claude\",\".c2\")'",
+    "ruby -e 'Dir.chdir(\".claude\"){File.write(\"settings.json\",\"{}\")}'",
+    "ruby -e 'require \"fileutils\";FileUtils.mv(\".claude\",\"/tmp/c\")'",
+    "perl -e 'chdir \".claude\"; unlink \"settings.json\"'", "perl -e 'rename(\".claude\",\".c2\")'",
+    "php -r 'chdir(\".claude\");unlink(\"settings.json\");'", "php -r 'rename(\".claude\",\".c2\");'",
+    "lua -e 'os.rename(\".claude\",\".c2\")'",
+])
+def test_code_that_moves_governance_or_writes_there_after_a_chdir(layer: GovernanceLayer,
+                                                                  code: str) -> None:
+    assert "governance-admin" in primitives(layer, code), code
+
+
+def test_code_that_changes_folder_elsewhere_stays_ordinary(layer: GovernanceLayer) -> None:
+    for code in ("python3 -c 'import os;os.chdir(\"out\");open(\"x\",\"w\")'",
+                 "python3 -c 'import os;os.rename(\"src/app.py\",\"src/b.py\")'",
+                 "node -e 'process.chdir(\"docs\");require(\"fs\").writeFileSync(\"a\",\"b\")'"):
+        assert "governance-admin" not in primitives(layer, code), code
+    assert "shell-unknown" in primitives(
+        layer, "python3 -c 'import os,sys;os.chdir(sys.argv[1]);os.remove(\"x\")' .claude")
+
+
 # --- the false denies of the issue ---------------------------------------------------------------
 @pytest.mark.parametrize("cmd, kept_out", [
     ("rpm -qip pkg.rpm", "package-install"), ("rpm -qlp pkg.rpm", "package-install"),
