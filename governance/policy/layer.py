@@ -70,6 +70,30 @@ def _outbound(act: Act) -> bool:
         act.primitive == "shell-read" and bool(act.hosts)))
 
 
+# the services on a cloud machine that hand out its credentials (AWS, ECS, GCP, Azure, Alibaba)
+_METADATA_HOSTS = frozenset(("169.254.169.254", "169.254.170.2", "fd00:ec2::254",
+                             "[fd00:ec2::254]", "metadata.google.internal", "metadata",
+                             "100.100.100.200"))
+
+
+def _metadata(acts: list[Act]) -> list[Act]:
+    """``acts`` plus a ``secret-read`` for each request to a metadata service: what it answers
+    is the machine's credentials (``curl 169.254.169.254/.../security-credentials/ROLE``)."""
+    found = [act for act in acts if _outbound(act) and
+             any(h.lower().rstrip(".") in _METADATA_HOSTS for h in act.hosts or ())]
+    if not found:
+        return acts
+    from governance.shell import Act
+
+    added = []
+    for act in found:
+        read = Act("secret-read", act.segment, "the request asks the cloud's metadata service, "
+                                               "which hands out this machine's credentials")
+        read.secrets = ["the metadata service's credentials"]
+        added.append(read)
+    return acts + added
+
+
 def _match(name: str, pattern: str) -> bool:
     """``wildcard.match``, imported only for a name that starts with the pattern's literal part
     (what comes before its first ``*``, ``?`` or ``[``): most paths written share no prefix with
@@ -456,9 +480,11 @@ class GovernanceLayer:
 
     def _with_taint(self, acts: list[Act]) -> list[Act]:
         """``acts`` plus an ``exfiltration`` act for each request to a host outside
-        ``egress.allow`` (or to a host known only at run time) while the session is tainted."""
+        ``egress.allow`` (or to a host known only at run time) while the session is tainted,
+        and a ``secret-read`` act for a request to a cloud's metadata service."""
         if not any(_outbound(act) for act in acts):
             return acts
+        acts = _metadata(acts)
         secrets = self.secrets()
         sources = self.taint() if secrets is not None else None
         if secrets is None or not sources:

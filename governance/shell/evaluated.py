@@ -353,6 +353,9 @@ def builtin(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
                                     "evaluates")
                 continue
             name(an, var, seg, depth)
+            if eq and rest.startswith("(") and rest.endswith(")") and arg != raw:
+                # declare 'a=([$(CMD)]=1)': bash parses a quoted compound value as typed
+                an.script(f"{var}={rest}", depth + 1, seg)
             if eq and "i" in flags:
                 arithmetic(an, rest, seg, depth, value=True)
             elif eq and "n" in flags:

@@ -237,6 +237,13 @@ def step(an: Walk, fields: list[str | None], raws: list[str], cmd: Simple | None
         return _alias(an, names, first, fields, seg, depth, first_hop)
     if first_hop and first in names.functions and first not in names.stack:
         return _call(an, names, first, fields, cmd, seg, depth)
+    if first_hop and first in names.stack and cmd is not None and (
+            cmd.background or cmd.piped or cmd.piped_from is not None):
+        # :(){ :|:& };: a function that starts copies of itself, each starting more
+        an.add("destructive", seg, f"the function {first} starts copies of itself in a pipe or "
+                                   "the background without end (a fork bomb): the machine runs "
+                                   "out of processes")
+        return None
     mapped: tuple[str, str | None] | None = None
     if first in names.hashed:
         mapped = (first, names.hashed[first])

@@ -181,3 +181,19 @@ def test_the_reason_names_the_tree_a_listing_deletes(repo: Path) -> None:
                             is_protected=lambda _p: False, cwd=str(repo))
     reason = next(a.reason for a in found if a.primitive == "destructive")
     assert "/srv is the repository or outside it" in reason
+
+
+@pytest.mark.parametrize("command", [
+    ":(){ :|:& };:", "bomb(){ bomb|bomb& }; bomb", "f(){ f & f & }; f",
+    "seq 1 300000 | sort --compress-program=poweroff -S 64k",
+])
+def test_commands_that_exhaust_or_stop_the_machine(repo: Path, command: str) -> None:
+    assert "destructive" in primitives(command, repo), command
+
+
+@pytest.mark.parametrize("command", [
+    "f(){ echo hi; }; f | cat", "countdown(){ [ $1 -gt 0 ] && countdown $(($1-1)); }; countdown 3",
+    "sort --compress-program=gzip -S 1M src/app.py",
+])
+def test_functions_and_sorts_that_end(repo: Path, command: str) -> None:
+    assert "destructive" not in primitives(command, repo), command

@@ -122,3 +122,32 @@ def test_git_deleting_governance_files_it_does_not_track(layer: GovernanceLayer)
                    cwd=root, check=True)
     for command in ("git clean -fd", "git stash -u"):      # committed: git keeps them
         assert "governance-admin" not in primitives(layer, command), command
+
+
+@pytest.mark.parametrize(("command", "primitive"), [
+    ("declare -a 'a=([$(git push)]=1)'", "vcs-push"), ("declare 'a=([$(rm -rf src)]=1)'",
+                                                      "destructive"),
+    ("local -a 'a=($(git push))'", "vcs-push"), ("typeset -A 'm=([k]=$(git push))'", "vcs-push"),
+])
+def test_a_quoted_compound_value_is_parsed_as_typed(layer: GovernanceLayer, command: str,
+                                                    primitive: str) -> None:
+    assert primitive in primitives(layer, command), command
+    assert primitives(layer, "declare -a 'a=(one two)'") == {"shell-read"}
+
+
+@pytest.mark.parametrize(("command", "primitive"), [
+    ("railway up", "deploy"), ("skaffold run -p prod", "deploy-production"),
+    ("ansible-playbook -i prod deploy.yml", "deploy-production"), ("eas submit -p ios", "deploy"),
+    ("zappa update production", "deploy-production"), ("dpl --provider=heroku", "deploy"),
+    ("npx surge dist example.surge.sh", "deploy"), ("wrangler deploy", "deploy"),
+    ("wrangler pages deploy dist", "deploy"), ("az webapp up -n shop", "deploy"),
+    ("dokku ps:rebuild shop", "deploy"), ("nomad job stop -purge api", "destructive"),
+])
+def test_deploys_of_other_platforms(layer: GovernanceLayer, command: str, primitive: str) -> None:
+    assert primitive in primitives(layer, command), command
+
+
+def test_checks_of_those_platforms_are_not_deploys(layer: GovernanceLayer) -> None:
+    for command in ("ansible-playbook --check site.yml", "wrangler dev", "nomad job status",
+                    "dokku apps:list"):
+        assert not {p for p in primitives(layer, command) if p.startswith("deploy")}, command
