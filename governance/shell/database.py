@@ -133,6 +133,18 @@ class _Reader:
                 an.script(f'cat "$__query_output" | {detail}', self.depth + 1, seg)
             elif kind == "unknown":
                 an.unknown(seg, f"{base}: {detail}")
+            elif kind == "write":                  # .output FILE, .backup FILE, \o FILE
+                an.target(detail, detail, seg, "file-write", f"{base} writes {detail}")
+            elif kind == "read":                   # .import FILE TABLE: as a reader of FILE
+                from governance.shell.words import quote
+
+                an.script(f"cat -- {quote(detail)}", self.depth + 1, seg)
+            elif kind == "attach" and an.protected(detail, detail) and (_CHANGES - {
+                    "attach", "detach"}) & set(text.lower().replace(";", " ").replace(
+                        "(", " ").split()):
+                an.add("governance-admin", seg, f"{base} attaches {detail}, a governance-"
+                                                "protected database, and changes data: ask the "
+                                                "user to make this change from a terminal")
             elif kind == "file" and self.includes < _MAX_INCLUDES:   # \i FILE, .read FILE
                 self.includes += 1
                 self.file(language, detail, detail, self.cmd)

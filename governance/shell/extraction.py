@@ -612,6 +612,16 @@ def _git_config(job: _Job, argv: Argv, cmd: Simple | None) -> None:
         job.an.add("exec-config", job.seg, "git config sets a key, which changes what later "
                                            "git commands run (aliases, hooks, sshCommand, "
                                            "credential helpers)")
+        named = [*argv.values.get("--file", ()), *argv.values.get("-f", ())]
+        if not named and cmd is not None and has_flag(argv.flags, "-f"):   # git: -f a flag
+            for k, word in enumerate(cmd.words[:-1]):
+                if job.an.expand_one(word.parts) == "-f":
+                    after = cmd.words[k + 1]
+                    named.append((job.an.expand_one(after.parts), str(after.text or "")[
+                        after.start:after.end]))
+        for value, raw in named:
+            job.an.target(value, raw, job.seg, "file-write",         # git config -f FILE K V
+                          "git config --file writes the file it names")
 
 
 _KINDS: dict[str, Any] = {

@@ -194,6 +194,10 @@ def _statement(statement: str, depth: int) -> list[tuple[str, str]]:
         what = f"{verb} without WHERE" if verb in ("DELETE", "UPDATE") else \
             "ALTER ... DROP" if verb == "ALTER" else verb
         found.append(("destructive", f"the SQL runs {what}, which destroys data ({short})"))
+    if verb == "ATTACH":                              # ATTACH [DATABASE] 'FILE' AS name
+        name = next((_unquote(t) for t in top[1:3] if t != "DATABASE"), None)
+        found.append(("attach", name) if name else
+                     ("unknown", f"the SQL attaches a database named at run time ({short})"))
     if verb == "COPY" and "PROGRAM" in top:
         program = next((_unquote(t) for t in top[top.index("PROGRAM") + 1:][:1]), None)
         found.append(("shell", program) if program is not None else
@@ -253,6 +257,15 @@ def _client_command(line: str) -> list[tuple[str, str]]:
                 ("unknown", f"sqlite {head} reads the output of a command")]
     if head in ("\\i", "\\ir", "\\include", "\\include_relative", ".read", "\\.", "source"):
         return [("file", rest.strip("'\""))]
+    words = [w.strip("'\"") for w in rest.split()]
+    if head in ("\\o", "\\out", ".output", ".once", ".save", ".backup", ".excel") and words and \
+            not words[-1].startswith("-"):
+        return [("write", words[-1])]            # .output FILE, .backup [DB] FILE: written
+    if head in (".import", "\\copy") and words:   # .import FILE TABLE: a file read
+        plain = [w for w in words if not w.startswith("-")]
+        name = (plain[0] if plain else "") if head == ".import" else next(
+            (words[k + 1] for k in range(len(words) - 1) if words[k].lower() == "from"), "")
+        return [("read", name)] if name and name.lower() not in ("stdin", "pstdin") else []
     return []
 
 

@@ -465,6 +465,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 folder = rule.get("folders", "")
                 if rule.get("into") and len(real) > 1 and folder != "direct":
                     folder = "" if k == 0 else "direct"  # cp a DIR: DIR/a is written, not DIR
+                if rule.get("into") and target is not None and target.endswith("/."):
+                    folder = True       # cp -r SRC/. DIR: any file of DIR may be written
                 an.target(target, raw, seg, primitive, reason, folder)
     if name is not None and spec.get("requests"):
         from governance.shell import methods

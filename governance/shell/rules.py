@@ -276,7 +276,8 @@ def _targets(rule: dict[str, Any], argv: Argv, start: int) -> list[tuple[str | N
             folder, raw = positionals[-1]
             out.append((folder, raw))
             if rule.get("into") and folder is not None and _itself(rule, argv):
-                out.append((folder, raw))   # cp -rT SRC DIR: DIR itself becomes what SRC is
+                # cp -rT SRC DIR: SRC's files over DIR's, as cp -r SRC/. DIR (DIR/.) writes them
+                out.append((folder.rstrip("/") + "/.", raw))
             elif rule.get("into") and folder is not None:   # cp a b DIR writes DIR/a and DIR/b
                 for source, _ in positionals[:-1]:
                     if source:

@@ -424,6 +424,33 @@ def test_code_that_changes_folder_elsewhere_stays_ordinary(layer: GovernanceLaye
         layer, "python3 -c 'import os,sys;os.chdir(sys.argv[1]);os.remove(\"x\")' .claude")
 
 
+@pytest.mark.parametrize("command", [
+    "cp -a /tmp/payload/. .", "cp -rT /tmp/payload .", "gzip -r .claude", "bzip2 -r .claude",
+    "split -b 1 /dev/null .claude/governance/state.json", "split --filter='rm -rf .claude' x.json",
+    "csplit -f .claude/governance/seal x.json 1", "fallocate -l 0 -p .claude/settings.json",
+    "git config --file .claude/settings.json a.b c", "git config -f .claude/settings.json --add a.b c",
+    "sqlite3 :memory: '.output .claude/settings.json' 'select 1'",
+    "sqlite3 :memory: '.backup .claude/governance/g.db'",
+    "sqlite3 /tmp/x.db \"ATTACH '.claude/governance/ledger.db' AS l; DELETE FROM l.events\"",
+    "git worktree add .claude/governance/x", "git clone /tmp/repo .claude/governance/y",
+    "python3 -m zipfile -e /tmp/evil.zip .", "python3 -m tarfile -e /tmp/evil.tar .",
+])
+def test_writers_of_whole_folders_pieces_and_databases(layer: GovernanceLayer,
+                                                       command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "cp -a /tmp/payload/. build/", "cp x.json .", "gzip out/notes.md", "split -l 10 x.json out/p",
+    "fallocate -l 1M out/disk.img", "git config -f .gitmodules submodule.x.url y",
+    "sqlite3 app.db '.output out/rows.csv' 'select * from t'",
+    "sqlite3 /tmp/x.db \"ATTACH '.claude/governance/ledger.db' AS l; select count(*) from l.events\"",
+    "git clone https://github.com/a/b vendor/b", "python3 -m zipfile -e /tmp/a.zip out/",
+])
+def test_those_writers_elsewhere_are_ordinary(layer: GovernanceLayer, command: str) -> None:
+    assert "governance-admin" not in primitives(layer, command), command
+
+
 # --- the false denies of the issue ---------------------------------------------------------------
 @pytest.mark.parametrize("cmd, kept_out", [
     ("rpm -qip pkg.rpm", "package-install"), ("rpm -qlp pkg.rpm", "package-install"),
