@@ -62,6 +62,9 @@ class Writer:
     template: str          # {p}: the path word
     program: bool = True   # a program (may run under env -C); False: the shell writes (redirection)
     git: bool = False      # a git command (may take git -C)
+    # every word the path expands to is written (rm a b): a brace pattern, which bash expands
+    # into several words, still names the file; elsewhere (sort -o {p} x) only its first does
+    spread: bool = False
 
 
 WRITERS = [
@@ -71,17 +74,17 @@ WRITERS = [
     Writer("cp -rT /tmp/src {p}"), Writer("cp --no-target-directory x.json {p}"),
     Writer("install -T x.json {p}"), Writer("ln -f x.json {p}"), Writer("ln -sf /dev/null {p}"),
     Writer("install -m644 x.json {p}"),
-    Writer("rm -f {p}"), Writer("unlink {p}"), Writer("truncate -s0 {p}"),
-    Writer("sed -i s/a/b/ {p}"), Writer("sort -o {p} x.json"),
+    Writer("rm -f {p}", spread=True), Writer("unlink {p}"), Writer("truncate -s0 {p}", spread=True),
+    Writer("sed -i s/a/b/ {p}", spread=True), Writer("sort -o {p} x.json"),
     Writer("uniq x.json {p}"), Writer("uniq -c x.json {p}"),
     Writer("python3 -m json.tool x.json {p}"), Writer("python -m json.tool --indent 2 x.json {p}"),
     Writer("xxd -r x.json {p}"), Writer("xxd -r -p x.json {p}"),
     Writer("openssl enc -aes256 -in x.json -out {p}"), Writer("openssl base64 -d -in x -out {p}"),
     Writer("iconv -f latin1 -t utf8 -o {p} x.json"), Writer("iconv --output={p} x.json"),
     Writer("yq -i .a=1 {p}"), Writer("yq e -i 'del(.hooks)' {p}"),
-    Writer("cmake -E remove {p}"), Writer("cmake -E rm -f {p}"), Writer("cmake -E copy x.json {p}"),
-    Writer("sudoedit {p}"), Writer("dd if=x.json of={p}"), Writer("dos2unix {p}"),
-    Writer("prettier --write {p}"), Writer("gpg -d -o {p} x.gpg"),
+    Writer("cmake -E remove {p}", spread=True), Writer("cmake -E rm -f {p}", spread=True), Writer("cmake -E copy x.json {p}"),
+    Writer("sudoedit {p}"), Writer("dd if=x.json of={p}"), Writer("dos2unix {p}", spread=True),
+    Writer("prettier --write {p}", spread=True), Writer("gpg -d -o {p} x.gpg"),
     Writer("pandoc x.md -o {p}"), Writer("mytool --output {p}"), Writer("mytool --output={p}"),
     Writer("mytool -o {p} in"), Writer("some-gen --out {p}"), Writer("some-gen --output-file={p}"),
     Writer("go build -o {p} ./cmd/app"), Writer("docker save -o {p} app:1"),
@@ -146,6 +149,8 @@ def routes(draw: st.DrawFn, paths: list[str], project: str, *, patterns: bool = 
         spelling = "relative"
     if (spelling == "env-C" and not writer.program) or (spelling == "git-C" and not writer.git):
         spelling = "cd"
+    if spelling == "brace" and writer.program and not writer.spread:
+        spelling = "relative"
     fill = writer.template.format
     if spelling == "relative":
         cmd = fill(p=path)
