@@ -715,6 +715,11 @@ class _Analysis:
         act = self.seen[(primitive, seg)]
         where = self.where(value)
         act.targets = [*(act.targets or ()), where]
+        if ".git" in where and ("/.git/refs/" in "/" + where or where.endswith(
+                (".git/HEAD", ".git/packed-refs"))):     # echo ref: refs/heads/x > .git/HEAD
+            from governance.shell.worktree import REFS_MOVED
+
+            self.vars[REFS_MOVED] = "1"
         bare = raw.replace('"', "").replace("'", "")   # cp img "/dev/sd$X", > ${D:-/dev/sda}
         device = where if where.startswith(_DEVICES) else bare[bare.find("/dev/"):].split(
             "}", 1)[0] if "/dev/" in bare and (value is None or bare.startswith("/dev/")) else ""

@@ -529,6 +529,10 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
         if base is None:
             return
         folder = os.path.normpath(os.path.join(str(base), os.path.expanduser(dest)))
+    if worktree.REFS_MOVED in job.an.vars and sub != "stash":
+        job.unknown(dest, f"the files git {sub} replaces, after this command moved a branch, "
+                          "HEAD or a tag,")
+        return
     try:
         names = worktree.replaced(folder, sub, argv)
     except worktree.Unknown as exc:

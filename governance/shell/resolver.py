@@ -34,6 +34,33 @@ _COMPOSERS = ("docker-compose", "podman-compose")
 _CONTAINERS = ("docker", "podman", "nerdctl")
 
 
+_REF_MOVERS = ("update-ref", "symbolic-ref", "replace", "tag", "branch", "bundle", "notes")
+
+
+def _moves_refs(fields: list[str | None]) -> bool:
+    """Whether a git command points a branch, HEAD or a tag at another commit: update-ref,
+    symbolic-ref, replace, tag/branch that create or force, a fetch into a named local ref."""
+    words = [f for f in fields[1:] if f is not None]
+    k = 0
+    while k < len(words) and words[k].startswith("-"):
+        k += 2 if words[k] in ("-C", "-c", "--git-dir", "--work-tree") else 1
+    if k >= len(words):
+        return False
+    sub, rest = words[k], words[k + 1:]
+    if sub == "fetch":
+        return any(":" in w and not w.startswith(("-", ":")) and "://" not in w and
+                   not w.startswith("git@") for w in rest)
+    if sub in ("tag", "branch"):      # a new name at HEAD moves nothing; one at a start point,
+        named = [w for w in rest if not w.startswith("-")]   # or forced, does
+        return not any(w in ("-l", "--list", "-d", "-D", "--delete", "-v", "--verify",
+                             "--contains", "--show-current") for w in rest) and (
+            len(named) >= 2 or (bool(named) and any(w in ("-f", "--force", "-m", "-M", "-c",
+                                                          "-C") for w in rest)))
+    if sub == "symbolic-ref":
+        return len([w for w in rest if not w.startswith("-")]) >= 2
+    return sub in _REF_MOVERS
+
+
 def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[str],
             cmd: Simple, seg: str, depth: int) -> None:
     shell = an.shell
@@ -174,6 +201,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
         mark = len(an.acts)
         plain(an, base, fields, raws, seg, depth, cmd)
         flows(an, base, fields, raws, seg, cmd, mark)
+        if base == "git" and _moves_refs(fields):
+            from governance.shell.worktree import REFS_MOVED
+
+            an.vars[REFS_MOVED] = "1"    # a later checkout or reset --hard reads other commits
         return
     an.unknown(seg, "too many wrappers around the command")
 

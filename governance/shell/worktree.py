@@ -51,6 +51,11 @@ class Unknown(Exception):
         self.what = what
 
 
+# set (in Walk.vars) when the command moved a branch, HEAD or a tag: which commit a later
+# checkout, reset or merge in the same command brings is known only at run time
+REFS_MOVED = "\0git-refs-moved"
+
+
 def replaced(folder: str, sub: str, argv: Argv) -> list[str]:
     """The files, relative to the working tree's top, that ``git SUB ARGV`` run in ``folder``
     replaces with another version (or deletes); raises ``Unknown`` when git cannot say."""

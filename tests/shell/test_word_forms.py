@@ -151,3 +151,32 @@ def test_checks_of_those_platforms_are_not_deploys(layer: GovernanceLayer) -> No
     for command in ("ansible-playbook --check site.yml", "wrangler dev", "nomad job status",
                     "dokku apps:list"):
         assert not {p for p in primitives(layer, command) if p.startswith("deploy")}, command
+
+
+def test_a_reset_after_the_command_moved_a_ref_brings_unknown_files(
+        layer: GovernanceLayer) -> None:
+    """A branch, HEAD or tag moved earlier in the command: which commit ``reset --hard`` then
+    brings is known only at run time, and the project holds governance files."""
+    import subprocess
+
+    root = layer.project_dir
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
+                       check=True, capture_output=True)
+
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    git("checkout", "-qb", "loose")
+    (Path(root) / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    git("commit", "-qam", "loose")
+    git("checkout", "-q", "-")
+    for command in ("git update-ref HEAD loose && git reset --hard",
+                    "git symbolic-ref HEAD refs/heads/loose && git reset --hard",
+                    "echo ref: refs/heads/loose > .git/HEAD && git reset --hard",
+                    "git tag t loose && git reset --hard t",
+                    "git branch -f main2 loose && git checkout main2"):
+        assert "governance-admin" in primitives(layer, command), command
+    for command in ("git branch feature && git checkout feature", "git reset --hard",
+                    "git checkout -b topic && git commit -qam x"):
+        assert "governance-admin" not in primitives(layer, command), command
