@@ -368,7 +368,8 @@ class GovernanceLayer:
                 return [Act("governance-admin", target, "writes a governance-protected file")], \
                     "protected_paths"
             if isinstance(target, str) and self.is_exec_config(target, cwd):
-                return [Act(primitive, target), _exec_act(target, target)], map_key
+                found = [Act(primitive, target), _exec_act(target, target)]
+                return found + self._planted(target, tool_input, cwd), map_key
         if tool_name in SHELL_TOOLS:
             return self._with_taint(self._shell_acts(tool_input, cwd, primitive,
                                                      SHELL_TOOLS[tool_name])), map_key
@@ -535,6 +536,30 @@ class GovernanceLayer:
         acts Bash's command would have)."""
         return any(a.primitive == "governance-admin"
                    for a in self._shell_acts({"command": command}, cwd, "mcp-call"))
+
+    def _planted(self, target: str, tool_input: dict[str, Any], cwd: str | None) -> list[Act]:
+        """A file tool writing a file that runs what it holds later (a git hook, ``.bashrc``,
+        ``package.json``'s scripts): ``governance-admin`` when the text it writes holds a
+        command that changes governance (``shell.planted``)."""
+        from governance.shell import Act
+        from governance.shell.planted import commands
+
+        texts = [tool_input.get(key) for key in ("content", "new_string")]
+        edits = tool_input.get("edits")
+        if isinstance(edits, list):
+            texts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+        base = cwd or self.project_dir
+        path = system.realpath(system.located(base, target))
+        for text in texts:
+            if not isinstance(text, str) or not text.strip():
+                continue
+            for line in commands(path, text)[:64]:
+                for act in self._shell_acts({"command": line}, cwd, "shell-execute"):
+                    if act.primitive == "governance-admin":
+                        return [Act("governance-admin", target,
+                                    f"writes into {target}, which runs it later, a command that "
+                                    f"changes governance ({act.reason})")]
+        return []
 
     def _shell_acts(self, tool_input: dict[str, Any], cwd: str | None, primitive: str,
                     language: str | None = None) -> list[Act]:

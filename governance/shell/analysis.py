@@ -252,6 +252,10 @@ class _Analysis:
         self.doubts.append((segment, why, self.origin))
 
     def finish(self, command: str) -> list[Act]:
+        if self.files and getattr(self.check, "exec_config", None) is not None:
+            from governance.shell import planted  # echo 'rm -rf .claude' >> ~/.bashrc
+
+            planted.check(self, self._written_texts(), self._primitives_of)
         text = self.text
         for raw in self.prose:       # the text of messages is not what the command does
             text = text.replace(raw, " ", 1)
@@ -476,6 +480,30 @@ class _Analysis:
         if isinstance(entry, _Later):
             entry = self.files[key] = self._settle(entry)
         return entry if isinstance(entry, str) else None
+
+    def _written_texts(self) -> list[tuple[str, str, str]]:
+        """(path, the text this command wrote there, the segment that wrote it) of every file
+        a redirection or a program's standard input wrote, when the text is known (an append's
+        own text, whatever the file held before)."""
+        found: list[tuple[str, str, str]] = []
+        for path, entry in list(self.files.items()):
+            if not isinstance(entry, _Later):
+                continue
+            fresh = _Later(entry.cmd, entry.vars, _FRESH, entry.from_stdin)
+            text = self._settle(fresh)
+            if text is not None:
+                found.append((path, text, entry.cmd.segment))
+        return found
+
+    def _primitives_of(self, text: str) -> list[tuple[str, str]]:
+        """What a command line does, by an analysis of its own from the same folder."""
+        sub = _Analysis(self.shell, self.check, self.limits)
+        sub.root, sub.text = self.root, text
+        try:
+            sub.script(text, 1, None)
+        except (ParseError, LimitError, RecursionError):
+            return []
+        return [(act.primitive, act.reason) for act in sub.acts]
 
     def _settle(self, later: _Later) -> str | None:
         current, self.vars = self.vars, later.vars   # as the variables were when it was written

@@ -180,3 +180,49 @@ def test_a_reset_after_the_command_moved_a_ref_brings_unknown_files(
     for command in ("git branch feature && git checkout feature", "git reset --hard",
                     "git checkout -b topic && git commit -qam x"):
         assert "governance-admin" not in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'rm -f {root}/.claude/settings.json' >> ~/.bashrc",
+    "printf 'rm -rf {root}/.claude\\n' >> ~/.profile",
+    "echo 'rm -rf .claude' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
+    "echo '{{\"scripts\":{{\"postinstall\":\"rm -rf .claude\"}}}}' > package.json",
+    "echo 'rm -rf .claude' > .envrc && direnv allow",
+    "cat > ~/.config/systemd/user/x.service <<'EOF'\n[Service]\nExecStart=/bin/rm -rf {root}/.claude\nEOF",
+    "echo '* * * * * rm -f {root}/.claude/settings.json' >> /var/spool/cron/crontabs/me",
+    "echo '*/5 * * * * root rm -rf {root}/.claude' > /etc/cron.d/sync",
+])
+def test_a_command_planted_where_it_runs_later(layer: GovernanceLayer, command: str) -> None:
+    """What a start-up file, a git hook, .envrc, a unit or package.json runs later may run in
+    the person's own terminal, outside any hook: a governance change planted there is
+    governance-admin now."""
+    cmd = command.format(root=layer.project_dir)
+    assert "governance-admin" in primitives(layer, cmd), cmd
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'export PATH=$HOME/bin:$PATH' >> ~/.bashrc", "echo 'npm test' > .git/hooks/pre-push",
+    "echo '{\"scripts\":{\"test\":\"jest\"}}' > package.json", "echo 'layout python' > .envrc",
+    "echo 'rm -rf .claude' > notes.txt",
+])
+def test_ordinary_start_up_files_and_hooks_are_not(layer: GovernanceLayer, command: str) -> None:
+    assert "governance-admin" not in primitives(layer, command), command
+
+
+def test_file_tools_planting_a_governance_change(layer: GovernanceLayer) -> None:
+    root = Path(layer.project_dir)
+
+    def kinds(tool: str, tool_input: dict[str, object]) -> set[str]:
+        acts, _ = layer.acts_for(tool, tool_input, layer.project_dir)
+        return {a.primitive for a in acts}
+
+    hook = str(root / ".git" / "hooks" / "post-commit")
+    assert "governance-admin" in kinds("Write", {"file_path": hook,
+                                                 "content": "#!/bin/sh\nrm -rf .claude\n"})
+    assert "governance-admin" in kinds("Write", {
+        "file_path": str(root / "package.json"),
+        "content": '{"scripts": {"prepare": "rm -f .claude/settings.json"}}'})
+    assert "governance-admin" in kinds("Edit", {"file_path": hook, "old_string": "x",
+                                                "new_string": "rm -rf .claude"})
+    found = kinds("Write", {"file_path": hook, "content": "#!/bin/sh\nnpm test\n"})
+    assert "governance-admin" not in found and "exec-config" in found
