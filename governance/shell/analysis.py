@@ -252,10 +252,13 @@ class _Analysis:
         self.doubts.append((segment, why, self.origin))
 
     def finish(self, command: str) -> list[Act]:
-        if self.files and getattr(self.check, "exec_config", None) is not None:
-            from governance.shell import planted  # echo 'rm -rf .claude' >> ~/.bashrc
+        wanted = getattr(self.check, "exec_config", None) if self.files else None
+        if wanted is not None:
+            written = self._written_texts(wanted)
+            if written:
+                from governance.shell import planted  # echo 'rm -rf .claude' >> ~/.bashrc
 
-            planted.check(self, self._written_texts(), self._primitives_of)
+                planted.check(self, written, self._primitives_of)
         text = self.text
         for raw in self.prose:       # the text of messages is not what the command does
             text = text.replace(raw, " ", 1)
@@ -481,13 +484,13 @@ class _Analysis:
             entry = self.files[key] = self._settle(entry)
         return entry if isinstance(entry, str) else None
 
-    def _written_texts(self) -> list[tuple[str, str, str]]:
-        """(path, the text this command wrote there, the segment that wrote it) of every file
-        a redirection or a program's standard input wrote, when the text is known (an append's
-        own text, whatever the file held before)."""
+    def _written_texts(self, wanted: Callable[[str], bool]) -> list[tuple[str, str, str]]:
+        """(path, the text this command wrote there, the segment that wrote it) of the files
+        ``wanted`` that a redirection or a program's standard input wrote, when the text is
+        known (an append's own text, whatever the file held before)."""
         found: list[tuple[str, str, str]] = []
         for path, entry in list(self.files.items()):
-            if not isinstance(entry, _Later):
+            if not isinstance(entry, _Later) or not wanted(path):
                 continue
             fresh = _Later(entry.cmd, entry.vars, _FRESH, entry.from_stdin)
             text = self._settle(fresh)

@@ -6,8 +6,8 @@ it runs, if it runs under governance; but the person's own next terminal, ``git 
 that changes governance makes the write ``governance-admin``. Only that: a hook that runs the
 tests, or a ``.bashrc`` that sets ``PATH``, stays the ``exec-config`` it was.
 
-Called by ``shell.analysis`` when the command wrote a file and the caller says which paths are
-``exec_config_paths`` (the hook's path guard). May use the root modules, ``shell.schedule`` and
+Called by ``shell.analysis`` when the command wrote an ``exec_config_paths`` file (the hook's
+path guard says which) with text it knows, and by the policy layer for the file tools. May use the root modules, ``shell.schedule`` and
 ``shell.parser``; the analysis itself is reached through the walk it is given.
 """
 
@@ -26,14 +26,11 @@ _MAX_TEXT = 65536
 
 def check(an: Walk, written: list[tuple[str, str, str]],
           analyse: Callable[[str], list[tuple[str, str]]]) -> None:
-    """``written``: (path, text this command wrote there, the segment that wrote it);
-    ``analyse(text)``: the primitives and reasons of a command line, as a separate analysis
-    finds them."""
-    exec_config = getattr(an.check, "exec_config", None)
-    if exec_config is None:
-        return
+    """``written``: (path of an ``exec_config_paths`` file, text this command wrote there, the
+    segment that wrote it); ``analyse(text)``: the primitives and reasons of a command line, as
+    a separate analysis finds them."""
     for path, text, seg in written:
-        if not text.strip() or len(text) > _MAX_TEXT or not exec_config(path):
+        if not text.strip() or len(text) > _MAX_TEXT:
             continue
         for line in commands(path, text):
             why = next((reason for primitive, reason in analyse(line)
