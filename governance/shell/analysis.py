@@ -591,6 +591,10 @@ class _Analysis:
             if value == "HOME" and value not in self.vars:  # the home Claude Code gives both
                 return system.expanduser("~")
             return self.vars.get(value) if value else None
+        if kind == "param" and not subs:        # ${a[1]}, ${!ref}, ${p,,}, ${X:-d} ...
+            from governance.shell.parameters import value as parameter
+
+            return parameter(value, self.vars, system.environ_get)
         if kind == "proc":
             return self.substituted(subs)
         if kind == "arr":                            # local a=(x y): the elements joined

@@ -7,8 +7,9 @@ that changes governance makes the write ``governance-admin``. Only that: a hook 
 tests, or a ``.bashrc`` that sets ``PATH``, stays the ``exec-config`` it was.
 
 Called by ``shell.analysis`` when the command wrote an ``exec_config_paths`` file (the hook's
-path guard says which) with text it knows, and by the policy layer for the file tools. May use the root modules, ``shell.schedule`` and
-``shell.parser``; the analysis itself is reached through the walk it is given.
+path guard says which) with text it knows, and by the policy layer for the file tools. May use
+the root modules and ``shell.schedule``; the analysis itself is reached through the callback it
+is given.
 """
 
 from __future__ import annotations

@@ -226,3 +226,37 @@ def test_file_tools_planting_a_governance_change(layer: GovernanceLayer) -> None
                                                 "new_string": "rm -rf .claude"})
     found = kinds("Write", {"file_path": hook, "content": "#!/bin/sh\nnpm test\n"})
     assert "governance-admin" not in found and "exec-config" in found
+
+
+@pytest.mark.parametrize("command", [
+    'a=(.claude settings.json); rm "${a[0]}/${a[1]}"', 'x=.claude; y=x; rm -rf "${!y}"',
+    'p=.CLAUDE; rm -rf "${p,,}"', 'p=.cl_ude; rm -rf "${p/_/a}"', 'p=x/.claude; rm -rf "${p#*/}"',
+    'p=.claude.bak; rm -rf "${p%.bak}"', 'p=""; rm -rf "${p:-.claude}"',
+    'rm -rf "${NOT_SET_ANYWHERE:-.claude}"', 'p=.claudeXYZ; rm -rf "${p:0:7}"',
+])
+def test_parameter_expansions_the_analysis_can_work_out(layer: GovernanceLayer,
+                                                        command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+def test_parameter_expansion_values() -> None:
+    from governance.shell.parameters import value
+
+    known = {"p": "src/app.py", "a": "one two three", "r": "p", "e": ""}
+    assert value("p%.py", known) == "src/app"
+    assert value("p%%/*", known) == "src"
+    assert value("p##*/", known) == "app.py"
+    assert value("p//p/P", known) == "src/aPP.Py"
+    assert value("p/#src/lib", known) == "lib/app.py"
+    assert value("a[2]", known) == "three"
+    assert value("!r", known) == "src/app.py"
+    assert value("#p", known) == "10"
+    assert value("p^^", known) == "SRC/APP.PY"
+    assert value("e:-fallback", known) == "fallback"
+    assert value("e-fallback", known) == ""
+    assert value("p:4", known) == "app.py"
+    assert value("p:-x", known) == "src/app.py"
+    assert value("q:-x", known) is None                       # may be set in the environment
+    assert value("q:-x", known, lambda _name: None) == "x"
+    assert value("q:-x", known, lambda _name: "env") == "env"
+    assert value("p/$x/y", known) is None and value("p@Q", known) is None
