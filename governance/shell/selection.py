@@ -67,21 +67,27 @@ def acted_on(fields: list[str | None], roots: list[tuple[str | None, str]], fold
         if root is None:
             continue
         top = os.path.realpath(os.path.join(folder, os.path.expanduser(root)))
+        seen: set[str] = set()
         for path in protected_files(top):
             rel = os.path.relpath(path, top)
             if rel.startswith(".."):
                 continue
-            parts = [] if rel == "." else rel.split(os.sep)
-            if not (low <= len(parts) <= high):
-                continue
-            named = root.rstrip("/") + "/" + "/".join(parts) if parts else root
-            if root == "/":
-                named = "/" + "/".join(parts)
-            if tree is None or _reached(tree, named, parts, root, depth_first, path, top,
-                                        acting):
-                out.append(named)
-                if len(out) >= MAX_FILES:
-                    return out
+            whole = [] if rel == "." else rel.split(os.sep)
+            # the file, and each folder above it below the root: an action on the folder
+            # (-exec mv {} ..., rm -rf {}) takes the file with it
+            for parts in [whole[:k] for k in range(len(whole), 0, -1)] or [whole]:
+                named = root.rstrip("/") + "/" + "/".join(parts) if parts else root
+                if root == "/":
+                    named = "/" + "/".join(parts)
+                if named in seen or not (low <= len(parts) <= high):
+                    continue
+                seen.add(named)
+                real = os.path.join(top, *parts) if parts else top
+                if tree is None or _reached(tree, named, parts, root, depth_first, real, top,
+                                            acting):
+                    out.append(named)
+                    if len(out) >= MAX_FILES:
+                        return out
     return out
 
 

@@ -457,6 +457,22 @@ def test_those_writers_elsewhere_are_ordinary(layer: GovernanceLayer, command: s
     assert "governance-admin" not in primitives(layer, command), command
 
 
+@pytest.mark.parametrize("command", [
+    "find . -maxdepth 1 -name '.c*' -execdir mv {} /tmp/gone \\;",
+    "find . -maxdepth 1 -name '.c*' -exec rm -rf {} +", "find . -name .claude -exec mv {} /tmp \\;",
+    "find . -mindepth 2 -maxdepth 2 -name governance -type d -exec rm -r {} +",
+])
+def test_find_acting_on_a_folder_of_governance_files(layer: GovernanceLayer,
+                                                     command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+def test_find_acting_on_other_folders(layer: GovernanceLayer) -> None:
+    for command in ("find . -maxdepth 1 -type d -exec du -sh {} \\;",
+                    "find . -name out -type d -exec rm -rf {} +", "find docs -exec touch {} +"):
+        assert "governance-admin" not in primitives(layer, command), command
+
+
 # --- the false denies of the issue ---------------------------------------------------------------
 @pytest.mark.parametrize("cmd, kept_out", [
     ("rpm -qip pkg.rpm", "package-install"), ("rpm -qlp pkg.rpm", "package-install"),
