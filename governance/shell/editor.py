@@ -151,7 +151,71 @@ def _calls(text: str, out: list[tuple[str, str]]) -> bool:
         if name in text:
             found = True
             out.append(("unknown", f"the editor runs code through {name}"))
+    if any(name + "(" in text for name in _FILE_FUNCTIONS):
+        found = _file_calls(text, out) or found
     return found
+
+
+# Vim's functions that change files, as the shell commands that do the same: delete(P, "rf"),
+# writefile(LINES, P), rename(A, B), mkdir(P), filecopy(A, B)
+_FILE_FUNCTIONS = ("delete", "writefile", "rename", "mkdir", "filecopy")
+
+
+def _file_calls(text: str, out: list[tuple[str, str]]) -> bool:
+    import re
+
+    found = False
+    for match in re.finditer(r"(?<![\w#.:])(delete|writefile|rename|mkdir|filecopy)\s*\(", text):
+        name = match.group(1)
+        args = _arguments(text[match.end():])
+        found = True
+        if args is None:
+            out.append(("unknown", f"the editor calls {name}() with values known only at run "
+                                   "time"))
+            continue
+        quoted = [_shell_quote(a) if a is not None else '"$__unknown"' for a in args]
+        if name == "delete" and quoted:
+            flags = args[1] if len(args) > 1 else ""
+            out.append(("sh", f"rm {'-rf ' if flags and 'r' in flags else ''}-- {quoted[0]}"
+                        if flags != "d" else f"rmdir -- {quoted[0]}"))
+        elif name == "writefile" and len(quoted) > 1:
+            out.append(("sh", f": > {quoted[1]}"))
+        elif name in ("rename", "filecopy") and len(quoted) > 1:
+            out.append(("sh", f"{'mv' if name == 'rename' else 'cp'} -- {quoted[0]} "
+                              f"{quoted[1]}"))
+        elif name == "mkdir" and quoted:
+            out.append(("sh", f"mkdir -p -- {quoted[0]}"))
+    return found
+
+
+def _arguments(text: str) -> list[str | None] | None:
+    """A call's arguments up to its closing parenthesis: each a string literal's value, or None
+    for any other expression (a list such as ``["x"]`` stands as it is, unread); None when the
+    call does not close."""
+    args: list[str | None] = []
+    depth, start, i = 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c in "'\"":
+            quote, i = c, i + 1
+            while i < len(text) and text[i] != quote:
+                i += 2 if quote == '"' and text[i] == "\\" else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0 and c == ")":
+                args.append(_literal(text[start:i]))
+                return args if text[:i].strip() else []
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(_literal(text[start:i]))
+            start = i + 1
+        i += 1
+    return None
+
+
+def _shell_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _literal(text: str, closing: bool = False) -> str | None:

@@ -195,6 +195,11 @@ def test_a_script_written_and_run_runs_its_interpreter_line() -> None:
     ("lua os.execute('x')", [("lua", "os.execute('x')")]),
     ("bufdo !ls", [("sh", "ls")]),
     ("%s/a/b/g", []),
+    ("call delete('.claude', 'rf')", [("sh", "rm -rf -- '.claude'")]),
+    ("call delete(\"x.txt\")", [("sh", "rm -- 'x.txt'")]),
+    ("call writefile(['{}'], '.claude/settings.json')", [("sh", ": > '.claude/settings.json'")]),
+    ("call rename('a', 'b')", [("sh", "mv -- 'a' 'b'")]),
+    ("call delete(g:path, 'rf')", [("sh", "rm -rf -- \"$__unknown\"")]),
 ])
 def test_editor_commands_are_read_as_vim_reads_them(text: str,
                                                      expected: list[tuple[str, str]]) -> None:
