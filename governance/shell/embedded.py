@@ -23,6 +23,8 @@ Forms (one string each, several per option allowed):
   and the commands of ``Match exec``;
 - ``"@exfile"``: the name of a file of such commands (``vim -S FILE``, ``-u VIMRC``), read from
   disk or from what the command wrote into it earlier;
+- ``"@codefile@LANGUAGE"``: the name of a file of code of LANGUAGE (``emacs --script FILE``),
+  read the same way;
 - ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
 
 Imported only when such an option or variable appears (hot path: no imports at load time).
@@ -81,6 +83,11 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
         if value in ("none", "/dev/null"):
             return True
         _ssh_config(an, what, value, seg, depth, 0)
+        return True
+    if form.startswith("@codefile@"):   # emacs --script FILE: code of a language, from a file
+        text = _file_text(an, what, value, seg)
+        if text:
+            _run(an, what, form[len("@codefile@"):], text, seg, depth)
         return True
     if form == "@exfile":     # vim -S FILE, -u VIMRC: Vim commands read from a file
         if value.upper() in ("NONE", "NORC", "DEFAULTS", "NOPLUGIN"):
@@ -235,7 +242,8 @@ def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: s
                 values.append((None, option))
         for value, _raw in values:
             language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
-                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile") else ""
+                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile") and \
+                "@" not in forms[0][1:] else ""
             if language and value is not None:
                 code.setdefault(language, []).append(value)
             else:

@@ -45,7 +45,7 @@ RUNTIME = "$__inline"   # stands for a run-time part of a command template
 MAX_DEPTH = 6            # code evaluated by code evaluated by code ...
 LABEL = {"python": "Python", "node": "Node", "perl": "Perl", "ruby": "Ruby", "php": "PHP", "awk": "awk",
           "lua": "Lua", "r": "R", "julia": "Julia", "tcl": "Tcl",
-          "powershell": "PowerShell"}
+          "powershell": "PowerShell", "elisp": "Emacs Lisp"}
 
 
 def run_cmd(out: list[Finding], value: Item, reason: str, template: str | None = None) -> None:

@@ -17,7 +17,8 @@ analysed as Python; ``ctypes``, ``pickle``/``marshal`` loads, ``runpy`` and a ru
 (``map(os.system, x)``, ``class A: r = os.system``) are ``shell-unknown``. Paths are literal when
 built from constants (``Path('a') / 'b'``, ``system.join``, ``Path.home()``, a name assigned once).
 
-Tcl is read by its words and commands (``shell.tcl_code``). Node (with Deno and Bun), Perl, Ruby,
+Tcl is read by its words and commands (``shell.tcl_code``), Emacs Lisp by its forms
+(``shell.elisp_code``). Node (with Deno and Bun), Perl, Ruby,
 PHP, awk, Lua, R, Julia and PowerShell are scanned by ``shell.scanner`` (``re``, imported then): a lexer
 drops comments and turns literals into tokens (backticks, ``qx``, ``%x`` into command tokens,
 ``qw``/``%w`` into lists, interpolated strings into run-time values), then the idioms of ``_RULES``
@@ -54,6 +55,10 @@ def findings(language: str, code: str) -> list[Finding]:
         from governance.shell import tcl_code
 
         return list(dict.fromkeys(tcl_code.findings(code)))
+    if language == "elisp":
+        from governance.shell import elisp_code
+
+        return list(dict.fromkeys(elisp_code.findings(code)))
     from governance.shell import scanner
 
     return list(dict.fromkeys(scanner.findings(language, code)))

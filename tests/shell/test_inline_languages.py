@@ -113,6 +113,13 @@ LANGUAGES: dict[str, tuple[list[str], list[str], dict[str, str]]] = {
         "web-fetch": "package require http; http::geturl {u}",
         "shell-unknown": "eval $argv",
         "opaque": "eval [binary decode base64 {x}]"}),
+    "elisp": (["emacs --batch --eval", "emacs -batch -eval", "emacs -Q --batch --execute"], [], {
+        "destructive": "(delete-directory {p} t)",
+        "file-delete": "(delete-file (expand-file-name {p}))",
+        "shell": "(shell-command {c})",
+        "argv": "(call-process \"git\" nil nil nil \"push\")",
+        "web-fetch": "(url-retrieve-synchronously {u})",
+        "opaque": "(eval (car (read-from-string (base64-decode-string {x}))))"}),
 }
 # acts whose expected primitive is the command's own, or fixed
 SHELLS = {"shell", "system", "pipe", "body"}
@@ -172,6 +179,8 @@ HARMLESS = {
     "tcl": ["puts hello", "set x [expr {1+2}]; puts $x", "foreach i {1 2 3} { puts $i }",
             "proc add {a b} { return [expr {$a + $b}] }; puts [add 1 2]"],
     "deno": ["console.log(Deno.version)"],
+    "elisp": ["(message \"%s\" emacs-version)", "(princ (+ 1 2))",
+              "(require 'org) (message \"ok\")", "(let ((x 1)) (message \"%d\" x))"],
     "powershell": ["Get-Date", "$x = Get-ChildItem; Write-Host $x.Count",
                    "foreach ($i in 1..3) { Write-Output $i }",
                    "Get-Content README.md | Select-Object -First 5"],
