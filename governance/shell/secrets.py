@@ -328,6 +328,10 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             if label is not None:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
+        if base in _SSH_CLIENTS and field is not None and (fields[k - 1] == "-o" or
+                                                           field.startswith("-o")) and \
+                "sendenv" in field.lower():
+            carried.extend(_send_env(an, field))   # ssh -o SendEnv=AWS_SECRET_ACCESS_KEY
     if base in _SEARCHES and files:                 # grep -r KEY . --include=.env
         named.extend(_searched(an, fields))
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
@@ -761,6 +765,29 @@ def _given_env(an: Walk, base: str, cmd: Simple | None) -> list[tuple[str, str, 
 
 def _after(name: str, raw: str) -> str:
     return raw[len(name) + 1:] if raw.startswith(name + "=") else raw
+
+
+_SSH_CLIENTS = ("ssh", "autossh", "scp", "sftp", "mosh")
+
+
+def _send_env(an: Walk, setting: str) -> list[Carried]:
+    """``-o SendEnv=NAME ...``: ssh sends those variables of its environment to the server
+    (a ``*`` pattern sends every variable it matches)."""
+    from fnmatch import fnmatchcase
+
+    from governance import system
+
+    text = setting[2:] if setting.startswith("-o") else setting
+    key, _, value = text.strip().replace("=", " ", 1).partition(" ")
+    if key.lower() != "sendenv":
+        return []
+    found: list[Carried] = []
+    for name in value.split():
+        names = [name] if not any(c in name for c in "*?") else [
+            n for n in system.environment() if fnmatchcase(n, name)]
+        found.extend((f"${n}", f"SendEnv {name}", "in the variables ssh sends")
+                     for n in names if secret_variable(an, n))
+    return found
 
 
 def _sent_env(an: Walk, base: str, cmd: Simple | None, table: dict[str, Any]) -> list[Carried]:

