@@ -216,6 +216,72 @@ def agent_folder(an: Walk, fields: list[str | None], seg: str, cmd: Simple | Non
                "folder's settings instead of this project's governance: ask the user")
 
 
+_LOCAL_DAEMONS = ("unix://", "npipe://", "fd://")
+_MAX_CONTEXT = 256
+
+
+def docker_host(an: Walk, fields: list[str | None], seg: str, cmd: Simple | None) -> None:
+    """``docker -H tcp://HOST``, ``DOCKER_HOST=ssh://HOST docker ...``: every command goes to a
+    daemon on another machine (``web-fetch`` to it), and ``docker build`` sends it the build's
+    folder: a secret file there that ``.dockerignore`` does not name is ``exfiltration``."""
+    address: str | None = None
+    for k, field in enumerate(fields[1:], 1):
+        if field in ("-H", "--host") and k + 1 < len(fields):
+            address = fields[k + 1]
+        elif field is not None and field.startswith(("--host=", "-H=")):
+            address = field.split("=", 1)[1]
+        elif field is not None and not field.startswith("-"):
+            break
+    if address is None:
+        given = {name: word for name, word in cmd.assigns} if cmd is not None else {}
+        address = an.expand_one(given["DOCKER_HOST"].parts) if "DOCKER_HOST" in given \
+            else an.vars.get("DOCKER_HOST")
+    if address is not None and (address.startswith(_LOCAL_DAEMONS) or not address):
+        return
+    host = "?" if address is None else address.split("://", 1)[-1].split("@")[-1] \
+        .split(":")[0].split("/")[0] or "?"
+    if host in ("localhost", "127.0.0.1", "::1"):
+        return
+    where = address or "an address known only at run time"
+    an.add("web-fetch", seg, f"docker sends its commands to the daemon at {where}")
+    an.seen[("web-fetch", seg)].hosts = [host]
+    words = [f for k, f in enumerate(fields[1:], 1) if f is not None and not f.startswith("-")
+             and fields[k - 1] not in ("-H", "--host", "-c", "--context", "--config", "-l",
+                                       "--log-level")]
+    if words[:1] == ["build"] or words[:2] in (["buildx", "build"], ["image", "build"]):
+        _context_secrets(an, fields, seg, host)
+
+
+def _context_secrets(an: Walk, fields: list[str | None], seg: str, host: str) -> None:
+    secret_path = getattr(an.check, "secret_path", None)
+    folder = an.folder()
+    context = fields[-1] if fields[-1] is not None and not str(fields[-1]).startswith("-") \
+        else None
+    if secret_path is None or folder is None or context is None or "://" in context:
+        return
+    from governance import system
+
+    top = system.normpath(system.join(folder, system.expanduser(context)))
+    try:
+        names = system.listdir(top)[:_MAX_CONTEXT]
+    except OSError:
+        return
+    from governance.shell import source
+
+    ignore = system.join(top, ".dockerignore")
+    ignored = an.file_text(ignore) or (source.text_of(an, "docker", ignore, ignore, seg)
+                                       if system.isfile(ignore) else None) or ""
+    listed = {line.strip().lstrip("/") for line in ignored.splitlines()}
+    for name in names:
+        label = secret_path(system.join(top, name))
+        if label is not None and name not in listed and "*" not in listed:
+            an.add("exfiltration", seg, f"docker build sends the folder {context}, with "
+                                        f"{name} in it, to the daemon at {host}")
+            act = an.seen[("exfiltration", seg)]
+            act.hosts, act.secrets = [host], [label]
+            return
+
+
 _COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _COMPOSE_OVERRIDES = ("compose.override.yaml", "compose.override.yml",
                       "docker-compose.override.yaml", "docker-compose.override.yml")

@@ -527,6 +527,12 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell.programs import compose  # docker compose up: its files' volumes
 
         compose(an, base, fields, seg)
+    if base == "docker" and (any(f is not None and f.startswith(("-H", "--host")) for f in
+                                 fields[1:]) or "DOCKER_HOST" in an.vars or
+                             any(n == "DOCKER_HOST" for n, _ in (cmd.assigns if cmd else ()))):
+        from governance.shell.programs import docker_host  # DOCKER_HOST=tcp://h docker build .
+
+        docker_host(an, fields, seg, cmd)
     runs = spec.get("runs")
     if runs:
         sub = next((k for k in range(1, len(fields)) if fields[k] is not None and
