@@ -604,6 +604,11 @@ class _Analysis:
             from governance.shell.streams import array
 
             return array(self, value)
+        if kind == "sub" and subs and len(subs) == 1 and subs[0].words and \
+                word_text(subs[0].words[0]) == "ls":
+            from governance.shell.listing import given  # $(ls -d .c*)
+
+            return given(self, subs[0])
         if kind == "sub" and subs and len(subs) == 1:
             return self.echo_value(subs[0])
         if kind == "sub" and subs and len(subs) == 2 and subs[1].piped_from is subs[0] and \

@@ -1,4 +1,5 @@
-"""What a folder listing filtered by ``grep`` prints: ``$(ls -a | grep '^.env$')``.
+"""What a folder listing prints: filtered by ``grep`` (``$(ls -a | grep '^.env$')``), or the
+names ``ls -d`` is given (``$(ls -d .c*)``).
 
 Imported by ``shell.analysis`` when a command substitution is ``ls [DIR] | grep PATTERN``: the
 folder is listed (within the analysis's listing budget, only where the analysis may read files)
@@ -81,3 +82,32 @@ def _matcher(pattern: str, flags: str) -> Callable[[str], bool] | None:
     except re.error:
         return None
     return lambda line: compiled.search(line) is not None
+
+
+def given(an: Walk, ls: Simple) -> str | None:
+    """What ``ls -d PATTERN...`` prints: the names its patterns match now (``cd "$(ls -d
+    .c*)"`` enters ``.claude``), one per line; None when not known here (no ``-d``: a folder's
+    contents, which this does not read)."""
+    folder = an.folder()
+    if folder is None or ls.redirs:
+        return None
+    listing, _g, _r = an.expand_words(ls.words)
+    if None in listing or listing[0] != "ls":
+        return None
+    options = "".join(str(w)[1:] for w in listing[1:] if str(w).startswith("-"))
+    places = [str(w) for w in listing[1:] if not str(w).startswith("-")]
+    if "d" not in options or not set(options) <= _LS_FLAGS | {"d"} or not places:
+        return None
+    from governance.shell.expansion import expand
+
+    out: list[str] = []
+    for place in places:
+        if any(c in place for c in "*?["):
+            found = expand(system.expanduser(place), folder, dots=place.startswith(".") or
+                           "/." in place, budget=an.listed)
+            if found is None:
+                return None
+            out += found
+        elif system.lexists(system.join(folder, system.expanduser(place))):
+            out.append(place)
+    return "\n".join(sorted(out))

@@ -260,3 +260,10 @@ def test_parameter_expansion_values() -> None:
     assert value("q:-x", known, lambda _name: None) == "x"
     assert value("q:-x", known, lambda _name: "env") == "env"
     assert value("p/$x/y", known) is None and value("p@Q", known) is None
+
+
+def test_a_folder_named_by_ls_d_is_the_folder_it_lists(layer: GovernanceLayer) -> None:
+    for command in ('cd "$(ls -d .c*)" && rm settings.json', "rm -rf $(ls -d .c*)",
+                    "mv $(ls -d .cl?ude) /tmp/x"):
+        assert "governance-admin" in primitives(layer, command), command
+    assert "governance-admin" not in primitives(layer, 'cd "$(ls -d sr*)" && rm a.py')
