@@ -191,7 +191,7 @@ class _Later:
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
                  "ifs",
-                 "integers", "level", "limits", "listed", "loops", "mounts", "names", "origin",
+                 "integers", "level", "limits", "listed", "loops", "mounts", "names", "opened", "origin",
                  "procs",
                  "prose", "reads", "root", "runtime", "scope", "seen", "shell", "sockets", "text",
                  "vars")
@@ -227,6 +227,7 @@ class _Analysis:
         self.scope: list[str | None] = []     # the folder before `env -C DIR CMD` ran CMD there
         self.flow: Any = None                 # what carries a secret so far (``shell.secrets``)
         self.sockets: dict[str, str] = {}     # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
+        self.opened: dict[str, str] = {}      # exec 3< FILE: descriptor -> FILE
         self.runtime: set[str] = set()        # variables holding text read at run time (read x)
         self.integers: set[str] = set()       # declare -i n: what n is given is arithmetic
 
@@ -448,6 +449,9 @@ class _Analysis:
                 self.remember_file(value, cmd, append=op in (">>", "&>>"))
             elif op in ("<", "<&") and redir.target is not None:
                 value = self.expand_one(redir.target.parts)
+                if op == "<" and redir.fd is not None and value is not None and len(
+                        cmd.words) == 1 and word_text(cmd.words[0]) == "exec":
+                    self.opened[redir.fd] = value     # exec 3< .env: read later through <&3
                 if not cmd.words and getattr(self.check, "secret_path", None) is not None:
                     from governance.shell.secrets import compound  # while ...; done < .env
 

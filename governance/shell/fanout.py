@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 _MAX_RUNS = 16          # distinct commands built from the values, at most
 _MAX_WORDS = 64
 _UNKNOWN = '"$__input"'
+_SECRET = "\0secret"                # a value read from a secret file
+_SECRET_INPUT = '"$__secret_input"'  # how the command it fills names it (secret flow)
 _JOB = ("#", "%")       # {#}, {%}: the job and slot numbers
 
 
@@ -110,6 +112,7 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
     replace = "{}"
     sources: list[list[str | None]] = []
     piped = False
+    secret: list[str] = []      # secret files the values are read from (-a .env, :::: .env)
     while i < n:
         arg = fields[i]
         if arg is None or arg == "-" or not arg.startswith("-") or arg in separators:
@@ -121,7 +124,7 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
         if arg in ("-I", "--replace") and value:
             replace = value
         elif arg in ("-a", "--arg-file"):
-            sources.append(_values(an, value, True))
+            sources.append(_values(an, value, True, secrets=secret))
         elif arg == "--pipe" or arg == "--pipepart":
             piped = True
         elif arg in ("--dry-run", "--dryrun"):         # prints the commands, runs none
@@ -139,15 +142,28 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
         if mark in (":::", ":::+"):
             sources.append(list(fields[k + 1:j]))
         else:
-            sources.extend(_values(an, f, True) for f in fields[k + 1:j])
+            sources.extend(_values(an, f, True, secrets=secret) for f in fields[k + 1:j])
         k = j
     if not sources and not piped:
-        sources.append(_values(an, None, False, cmd))
+        fed: list[str] = []
+        if cmd is not None and getattr(an.check, "secret_path", None) is not None:
+            from governance.shell.secrets import stdin  # cat .env | parallel curl .../{}
+
+            fed = [label for label, _how in stdin(an, cmd)]
+        if fed:
+            secret.extend(fed)
+            sources.append([_SECRET])
+        else:
+            sources.append(_values(an, None, False, cmd))
     if any(w is None for w in template):
         an.unknown(seg, "parallel runs a command known only at run time")
         return
     text = " ".join(str(w) for w in template)
     before = len(an.acts)
+    if secret:              # the values are the secret's lines: what uses them carries it
+        from governance.shell.secrets import flow
+
+        flow(an).vars[_SECRET_INPUT[2:-1]] = list(dict.fromkeys(secret))
     for combination in _combinations(sources):
         line = _fill(text, replace, combination) if text else " ".join(
             v if v is not None else _UNKNOWN for v in combination)
@@ -161,8 +177,15 @@ def parallel(an: Walk, spec: dict[str, Any], fields: list[str | None], cmd: Simp
             trees.delete(an, roots, cmd, seg, depth + 1)
 
 
-def _values(an: Walk, source: str | None, from_file: bool,
-            cmd: Simple | None = None) -> list[str | None]:
+def _values(an: Walk, source: str | None, from_file: bool, cmd: Simple | None = None,
+            secrets: list[str] | None = None) -> list[str | None]:
+    if from_file and secrets is not None and getattr(an.check, "secret_path", None):
+        from governance.shell.secrets import secret_file
+
+        label = secret_file(an, source)
+        if label is not None:           # parallel CMD :::: .env: each line a secret
+            secrets.append(label)
+            return [_SECRET]
     text = _input(an, source, from_file, cmd)
     return [None] if text is None else [v for v in _split(text, None, True)] or [None]
 
@@ -180,7 +203,7 @@ def _fill(template: str, replace: str, values: list[str | None]) -> str:
     quotes it; the values appended when the template names none."""
     def value(k: int) -> str:
         v = values[k] if 0 <= k < len(values) else None
-        return quote(v) if v is not None else _UNKNOWN
+        return _SECRET_INPUT if v == _SECRET else quote(v) if v is not None else _UNKNOWN
 
     everything = " ".join(value(k) for k in range(len(values)))
     if replace != "{}":

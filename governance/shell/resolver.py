@@ -117,7 +117,8 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             mark = len(an.acts)
             if shell["wrappers"][name].get("fanout") and cmd is not None and \
                     getattr(an.check, "secret_path", None) is not None and \
-                    any(f is not None and f.startswith(("-a", "--arg-file")) for f in fields):
+                    any(f is not None and f.startswith(("-a", "--arg-file", "::::"))
+                        for f in fields):
                 from governance.shell.secrets import argument_file  # xargs -a .env CMD
 
                 argument_file(an, fields, cmd)

@@ -211,6 +211,8 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
     for redir in cmd.redirs:
         if redir.op in ("<", "<&") and redir.target is not None:
             value = home(an.expand_one(redir.target.parts), word_text(redir.target))
+            if redir.op == "<&" and value in an.opened:     # exec 3< .env; curl -T - <&3
+                value = an.opened[value]
             label = secret_file(an, value)
             raw = word_text(redir.target)
             if label is not None:
@@ -1208,11 +1210,13 @@ def _remember(an: Walk, base: str, fields: list[str | None], raws: list[str], se
 
 
 def argument_file(an: Walk, fields: list[str | None], cmd: Simple) -> None:
-    """``xargs -a FILE CMD``: CMD's arguments are the lines of FILE."""
+    """``xargs -a FILE CMD``, ``parallel CMD :::: FILE``: CMD's arguments are the lines of
+    FILE."""
     for k, field in enumerate(fields[1:], 1):
         if field is None:
             continue
-        path = fields[k + 1] if field in ("-a", "--arg-file") and k + 1 < len(fields) else \
+        path = fields[k + 1] if field in ("-a", "--arg-file", "::::", "::::+") and \
+            k + 1 < len(fields) else \
             field.split("=", 1)[1] if field.startswith("--arg-file=") else \
             field[2:] if field.startswith("-a") and len(field) > 2 else None
         label = secret_file(an, path)

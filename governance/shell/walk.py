@@ -33,6 +33,7 @@ class Walk(Protocol):
     check: Any               # the path guard: protected paths, secret files and variables
     flow: Any                # what carries a secret so far (``shell.secrets``), None until one
     sockets: dict[str, str]  # exec 3<>/dev/tcp/HOST/PORT: descriptor -> HOST
+    opened: dict[str, str]   # exec 3< FILE: descriptor -> FILE (read later with <&3)
     runtime: set[str]        # variables holding text read at run time (``read x``)
     integers: set[str]       # ``declare -i n``: what n is given is evaluated as arithmetic
     seen: dict[tuple[str, str], Any]   # (primitive, segment) -> its act
