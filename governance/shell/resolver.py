@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from governance.shell.parser import Simple
+    from governance.shell.rules import Argv
     from governance.shell.walk import Walk
 
 _MAX_HOPS = 32
@@ -35,6 +36,42 @@ _CONTAINERS = ("docker", "podman", "nerdctl")
 
 
 _REF_MOVERS = ("update-ref", "symbolic-ref", "replace", "tag", "branch", "bundle", "notes")
+
+
+_MAX_COPIED = 2000
+
+
+def _copied_over(an: Walk, argv: Argv, target: str, raw: str, seg: str, primitive: str,
+                 reason: str) -> None:
+    """``cp -r SRC/. DIR``, ``cp -rT SRC DIR``: the files of SRC, listed now, written over
+    DIR's; a source that cannot be listed (known at run time, too many files) may write any file
+    of DIR."""
+    import os
+
+    from governance import system
+
+    folder = an.folder()
+    dest = target[:-2] or "."
+    sources = [v for v, _r in argv.positionals[:-1]]
+    listed: list[str] = []
+    for source in sources:
+        if source is None or folder is None:
+            listed = []
+            break
+        top = os.path.join(folder, system.expanduser(source))
+        if not os.path.isdir(top):
+            continue
+        for here, _dirs, files in os.walk(top):
+            listed += [os.path.relpath(os.path.join(here, f), top) for f in files]
+            if len(listed) > _MAX_COPIED:
+                break
+        if len(listed) > _MAX_COPIED:
+            break
+    else:
+        for rel in listed:
+            an.target(f"{dest.rstrip('/')}/{rel}", raw, seg, primitive, reason)
+        return
+    an.target(target, raw, seg, primitive, reason, True)
 
 
 def _moves_refs(fields: list[str | None]) -> bool:
@@ -498,7 +535,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 if rule.get("into") and len(real) > 1 and folder != "direct":
                     folder = "" if k == 0 else "direct"  # cp a DIR: DIR/a is written, not DIR
                 if rule.get("into") and target is not None and target.endswith("/."):
-                    folder = True       # cp -r SRC/. DIR: any file of DIR may be written
+                    _copied_over(an, argv, target, raw, seg, primitive, reason)
+                    continue            # cp -r SRC/. DIR: SRC's files over DIR's
                 an.target(target, raw, seg, primitive, reason, folder)
     if name is not None and spec.get("requests"):
         from governance.shell import methods
