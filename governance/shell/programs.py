@@ -221,9 +221,9 @@ _MAX_CONTEXT = 256
 
 
 def docker_host(an: Walk, fields: list[str | None], seg: str, cmd: Simple | None) -> None:
-    """``docker -H tcp://HOST``, ``DOCKER_HOST=ssh://HOST docker ...``: every command goes to a
-    daemon on another machine (``web-fetch`` to it), and ``docker build`` sends it the build's
-    folder: a secret file there that ``.dockerignore`` does not name is ``exfiltration``."""
+    """``docker -H tcp://HOST``, ``DOCKER_HOST=ssh://HOST docker ...``: the commands go to a
+    daemon on another machine, and ``docker build`` sends it the build's folder: a secret file
+    there that ``.dockerignore`` does not name is ``exfiltration`` to that host."""
     address: str | None = None
     for k, field in enumerate(fields[1:], 1):
         if field in ("-H", "--host") and k + 1 < len(fields):
@@ -242,9 +242,6 @@ def docker_host(an: Walk, fields: list[str | None], seg: str, cmd: Simple | None
         .split(":")[0].split("/")[0] or "?"
     if host in ("localhost", "127.0.0.1", "::1"):
         return
-    where = address or "an address known only at run time"
-    an.add("web-fetch", seg, f"docker sends its commands to the daemon at {where}")
-    an.seen[("web-fetch", seg)].hosts = [host]
     words = [f for k, f in enumerate(fields[1:], 1) if f is not None and not f.startswith("-")
              and fields[k - 1] not in ("-H", "--host", "-c", "--context", "--config", "-l",
                                        "--log-level")]

@@ -44,14 +44,17 @@ _MAX_COPIED = 2000
 def _copied_over(an: Walk, argv: Argv, target: str, raw: str, seg: str, primitive: str,
                  reason: str) -> None:
     """``cp -r SRC/. DIR``, ``cp -rT SRC DIR``: the files of SRC, listed now, written over
-    DIR's; a source that cannot be listed (known at run time, too many files) may write any file
-    of DIR."""
+    DIR's; a source that cannot be listed (known at run time, not there yet, too many files) may
+    write any file of DIR."""
     import os
 
     from governance import system
 
     folder = an.folder()
     dest = target[:-2] or "."
+    if an.root is None:                  # the analysis alone: no files to list
+        an.target(target, raw, seg, primitive, reason)
+        return
     sources = [v for v, _r in argv.positionals[:-1]]
     listed: list[str] = []
     for source in sources:
@@ -59,8 +62,9 @@ def _copied_over(an: Walk, argv: Argv, target: str, raw: str, seg: str, primitiv
             listed = []
             break
         top = os.path.join(folder, system.expanduser(source))
-        if not os.path.isdir(top):
-            continue
+        if not os.path.isdir(top):     # not there yet: what this command puts there
+            listed = []
+            break
         for here, _dirs, files in os.walk(top):
             listed += [os.path.relpath(os.path.join(here, f), top) for f in files]
             if len(listed) > _MAX_COPIED:

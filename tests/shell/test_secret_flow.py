@@ -561,11 +561,9 @@ def test_a_build_sent_to_another_machines_docker_daemon(layer: Any) -> None:
                     "docker -H ssh://me@build.example build .",
                     "export DOCKER_HOST=tcp://build.example:2376; docker buildx build ."):
         assert "exfiltration" in primitives(layer, command), command
-    assert "web-fetch" in primitives(layer, "docker -H tcp://build.example:2375 ps")
     for command in ("docker build -t app .", "DOCKER_HOST=unix:///run/docker.sock docker ps",
-                    "docker -H tcp://127.0.0.1:2375 build ."):
-        found = primitives(layer, command)
-        assert "exfiltration" not in found and "web-fetch" not in found, command
+                    "docker -H tcp://127.0.0.1:2375 build .", "docker -H tcp://b.example ps"):
+        assert "exfiltration" not in primitives(layer, command), command
 
 
 @pytest.mark.parametrize("command", [

@@ -19,6 +19,8 @@ def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
     # a git repository that ignores nothing, as the corpus assumes: `rm -rf build` there deletes
     # work (deleting output git ignores is a file-delete: tests/shell/test_generated.py)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
+    (project / "template" / "src").mkdir(parents=True)     # cp -r template/. . copies it
+    (project / "template" / "src" / "main.py").write_text("print('hello')\n")
     install(project)
     set_state(project, "implementation-cycle/DO/WORK-064")
     command = hook_command(project, "PreToolUse")
