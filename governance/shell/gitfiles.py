@@ -339,7 +339,7 @@ def _settings(an: Walk, repo: Repository, fields: list[str | None], seg: str,
         if key in ("core.editor", "sequence.editor") and not _edits(sub, args):
             continue
         command = _command(key, value)
-        if command:
+        if command and not _sample(system.join(repo.worktree, system.expanduser(command))):
             run_text(an, command, None, f"the git setting {key} in {_label(repo, path)}", seg,
                      depth, repo.worktree)
 
@@ -360,6 +360,37 @@ def _command(key: str, value: str) -> str | None:
 
 
 _BOOLEANS = ("true", "false", "yes", "no", "on", "off", "1", "0")
+
+
+# where git keeps the sample hooks it copies into every new repository
+_TEMPLATES = ("/usr/share/git-core/templates/hooks", "/usr/local/share/git-core/templates/hooks",
+              "/opt/homebrew/share/git-core/templates/hooks",
+              "/Library/Developer/CommandLineTools/usr/share/git-core/templates/hooks")
+
+
+def _sample(path: str, text: str | None = None) -> bool:
+    """Whether ``path`` holds one of git's own sample hooks, as git installed it (the
+    ``fsmonitor-watchman`` hook ``core.fsmonitor`` names, a ``pre-commit`` copied from its
+    sample): git's code, not the agent's, whatever it runs."""
+    name = system.basename(path)
+    if text is None:
+        if not system.isfile(path):
+            return False
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(65536)
+        except OSError:
+            return False
+    for folder in _TEMPLATES:
+        sample = system.join(folder, name + ".sample")
+        if system.isfile(sample):
+            try:
+                with open(sample, encoding="utf-8", errors="replace") as handle:
+                    if handle.read(65536) == text:
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def _edits(sub: str, args: list[str]) -> bool:
@@ -424,5 +455,5 @@ def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | Non
             continue         # a hook this command wrote runs whatever its mode says now
         label = _label(repo, path)
         text = text_of(an, f"git {sub}", path, f"the {name} hook {label}", seg)
-        if text is not None:
+        if text is not None and not (written(an, path) is None and _sample(path, text)):
             run_text(an, text, None, f"the {name} hook {label}", seg, depth, repo.worktree)

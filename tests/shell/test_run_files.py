@@ -398,6 +398,22 @@ def test_everyday_git_settings_stay_what_they_are(repo: Path) -> None:
     assert "destructive" not in kinds("git log", repo)     # no terminal: git starts no pager
 
 
+def test_gits_own_sample_hooks_are_gits_code(repo: Path) -> None:
+    """``core.fsmonitor`` naming git's watchman sample, copied as git ships it, runs git's
+    code: not read, so ``git status`` stays a read; changed, it is read."""
+    from governance.shell.gitfiles import _TEMPLATES
+
+    sample = next((Path(f) / "fsmonitor-watchman.sample" for f in _TEMPLATES
+                   if (Path(f) / "fsmonitor-watchman.sample").is_file()), None)
+    if sample is None:
+        pytest.skip("git's sample hooks are not installed here")
+    hook = write(repo / ".git" / "hooks" / "fsmonitor-watchman", sample.read_text(), True)
+    git(repo, "config", "core.fsmonitor", ".git/hooks/fsmonitor-watchman")
+    assert kinds("git status", repo) == {"shell-read"}
+    hook.write_text(sample.read_text() + "\nsystem('rm -rf .claude');\n")
+    assert "governance-admin" in kinds("git status", repo)
+
+
 def test_parse_config_reads_as_git_does() -> None:
     text = ('[alias]\n\tx = "!echo \\"a;b\\"" ; comment\n  y = log \\\n --oneline\n'
             '[remote "Origin"]\n\turl = u # c\n[core]\n\tbare\n')
