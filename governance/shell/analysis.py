@@ -608,11 +608,22 @@ class _Analysis:
             from governance.shell.streams import array
 
             return array(self, value)
+        if kind == "sub" and subs and len(subs) == 1 and not subs[0].words and len(
+                subs[0].redirs) == 1 and subs[0].redirs[0].op == "<" and \
+                subs[0].redirs[0].target is not None:       # $(< name.txt): the file's text
+            from governance.shell.streams import disk_text
+
+            text = disk_text(self, self.expand_one(subs[0].redirs[0].target.parts))
+            return None if text is None else text.rstrip("\n")
         if kind == "sub" and subs and len(subs) == 1 and subs[0].words and \
                 word_text(subs[0].words[0]) == "ls":
             from governance.shell.listing import given  # $(ls -d .c*)
 
             return given(self, subs[0])
+        if kind == "sub" and subs and len(subs) == 1 and subs[0].words and \
+                word_text(subs[0].words[0]) == "cat":      # $(cat dirs.txt): the file's text
+            text = self.output_of(subs[0])
+            return None if text is None else text.rstrip("\n")
         if kind == "sub" and subs and len(subs) == 1:
             return self.echo_value(subs[0])
         if kind == "sub" and subs and len(subs) == 2 and subs[1].piped_from is subs[0] and \

@@ -30,12 +30,19 @@ _JOB = ("#", "%")       # {#}, {%}: the job and slot numbers
 
 def _input(an: Walk, source: str | None, from_file: bool, cmd: Simple | None) -> str | None:
     """The text a command reads its values from: a file written earlier in the command, or
-    its standard input when that is known (here-string, here-doc, ``echo ... |``)."""
+    its standard input when that is known (here-string, here-doc, ``echo ... |``, a file on
+    disk)."""
     if from_file:
-        return an.file_text(source)
+        from governance.shell.streams import disk_text
+
+        return disk_text(an, source)
     if cmd is None:
         return None
     kind, text = an.stdin_text(cmd)
+    if kind == "file":                     # xargs rm -rf < list.txt: the file's lines
+        from governance.shell.streams import disk_text
+
+        return disk_text(an, text)
     return text if kind == "literal" else None
 
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 def output_of(an: Walk, cmd: Simple) -> str | None:
     """What a simple command writes to standard output, when it is known literally: echo,
-    printf without conversions, cat of a heredoc, here-string or a file written earlier."""
+    printf without conversions, cat of a heredoc, here-string, a file written earlier or one
+    on disk (not a secret file)."""
     fields = [an.expand_one(w.parts) for w in cmd.words]
     if not fields or any(f is None for f in fields):
         return None
@@ -41,7 +42,7 @@ def output_of(an: Walk, cmd: Simple) -> str | None:
                     value = an.expand_one(redir.target.parts)
                     return None if value is None else value + "\n"
             return None
-        texts = [an.file_text(f) for f in files]
+        texts = [disk_text(an, f) for f in files]     # written earlier, or on disk now
         return None if any(t is None for t in texts) else "".join(str(t) for t in texts)
     return None
 
@@ -68,6 +69,27 @@ def stdin_text(an: Walk, cmd: Simple) -> tuple[str, str | None]:
         text = an.output_of(source) if source is not None else None
         return ("literal", text) if text is not None else ("opaque", None)
     return "none", None
+
+
+def disk_text(an: Walk, value: str | None) -> str | None:
+    """The text of a file a command reads its input or a value from (``xargs rm < list.txt``,
+    ``$(< name.txt)``): written earlier in the command, or on disk now; None when not known (a
+    secret file's text is never taken as a value: what carries it is the secret flow's)."""
+    known = an.file_text(value)
+    if known is not None or value is None:
+        return known
+    if getattr(an.check, "secret_path", None) is not None:
+        from governance.shell.secrets import secret_file
+
+        if secret_file(an, value) is not None:
+            return None
+    from governance.shell.source import path_of, read
+
+    path = path_of(an, value)
+    if path is None:
+        return None
+    kind, text = read(an, path)
+    return text if kind == "text" else None
 
 
 def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:

@@ -267,3 +267,16 @@ def test_a_folder_named_by_ls_d_is_the_folder_it_lists(layer: GovernanceLayer) -
                     "mv $(ls -d .cl?ude) /tmp/x"):
         assert "governance-admin" in primitives(layer, command), command
     assert "governance-admin" not in primitives(layer, 'cd "$(ls -d sr*)" && rm a.py')
+
+
+def test_a_list_read_from_a_file_on_disk(layer: GovernanceLayer, tmp_path: Path) -> None:
+    """``$(< FILE)``, ``$(cat FILE)``, ``xargs < FILE``, ``xargs -a FILE`` and ``cat FILE |
+    xargs`` take the file's text as it is now."""
+    names = tmp_path / "names.txt"
+    names.write_text(".claude\n")
+    for command in (f'p=$(< {names}); rm -rf "$p"', f"rm -rf $(cat {names})",
+                    f"xargs rm -rf < {names}", f"xargs -a {names} rm -rf",
+                    f"cat {names} | xargs rm -rf"):
+        assert "governance-admin" in primitives(layer, command), command
+    names.write_text("build\n")
+    assert "governance-admin" not in primitives(layer, f"xargs rm -rf < {names}")
