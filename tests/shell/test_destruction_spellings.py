@@ -185,7 +185,8 @@ def test_the_reason_names_the_tree_a_listing_deletes(repo: Path) -> None:
 
 @pytest.mark.parametrize("command", [
     ":(){ :|:& };:", "bomb(){ bomb|bomb& }; bomb", "f(){ f & f & }; f",
-    "seq 1 300000 | sort --compress-program=poweroff -S 64k",
+    "seq 1 300000 | sort --compress-program=poweroff -S 64k", "killall5 -9",
+    "rtcwake -m off -s 60",
 ])
 def test_commands_that_exhaust_or_stop_the_machine(repo: Path, command: str) -> None:
     assert "destructive" in primitives(command, repo), command
