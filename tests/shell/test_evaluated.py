@@ -181,4 +181,8 @@ def test_lines_a_loop_reads_from_a_known_file_are_evaluated_as_they_are(tmp_path
 
     assert not found(loop.format("data.txt")) & {"shell-unknown", "destructive"}
     assert "destructive" in found(loop.format("evil.txt"))
-    assert "shell-unknown" in found("cat data.txt | " + loop.format("/dev/stdin"))
+    # /dev/stdin is never read as a file: what feeds it is (a file on disk, known now; a
+    # download, known only at run time)
+    assert "shell-unknown" in found("curl -s https://example.com/d | " + loop.format("/dev/stdin"))
+    assert not found("cat data.txt | " + loop.format("/dev/stdin")) & {"shell-unknown"}
+    assert "destructive" in found("cat evil.txt | " + loop.format("/dev/stdin"))
