@@ -339,6 +339,8 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
     fed = [(label, how, "on standard input") for label, how in stdin(an, cmd)]
     if base in table.get("uploads", {}) and cmd is not None:      # sftp HOST <<< 'put .env'
         named.extend(_uploaded(an, table["uploads"][base], fields, cmd))
+    if base in ("curl", "wget") and cmd is not None:      # curl -K FILE, WGETRC=FILE wget
+        named.extend(_configured_uploads(an, base, fields, cmd))
     if an.flow is not None and cmd is not None and id(cmd) in an.flow.args:   # xargs -a .env
         named.extend((label, f"the secret file {path}", "in the arguments")
                      for label, path in an.flow.args[id(cmd)])
@@ -477,6 +479,51 @@ def _configured(an: Walk, base: str, seg: str, name: str, raw: str, field: str |
             host = _named(None, raw)
         _exfiltration(an, base, seg, [(label, how, f"in the URL of ${name}")
                                       for label, how in carried], [host])
+
+
+# the settings of curl's and wget's configuration files that send a file's content
+_CURL_SENDS = ("data", "data-binary", "data-raw", "data-urlencode", "data-ascii", "form",
+               "upload-file", "header", "json", "variable", "url-query")
+_WGET_SENDS = ("post_file", "body_file", "header")
+
+
+def _configured_uploads(an: Walk, base: str, fields: list[str | None], cmd: Simple
+                        ) -> list[Carried]:
+    """The secret files a configuration file makes curl or wget send: ``curl -K FILE`` (or
+    ``--config``; ``CURL_HOME``'s ``.curlrc``), ``WGETRC=FILE wget`` (or ``--config``), its
+    ``data = "@.env"``, ``upload-file``, ``post_file = .env`` ... read from what the command
+    wrote earlier or from disk."""
+    from governance.shell.streams import disk_text
+
+    given = {name: an.expand_one(word.parts) for name, word in cmd.assigns}
+    files: list[str | None] = []
+    for k, field in enumerate(fields[1:], 1):
+        if field in ("-K", "--config") and k + 1 < len(fields):
+            files.append(fields[k + 1])
+        elif field is not None and field.startswith(("--config=", "-K")) and len(field) > 2:
+            files.append(field.split("=", 1)[1] if "=" in field else field[2:])
+    home = given.get("CURL_HOME") if "CURL_HOME" in given else an.vars.get("CURL_HOME")
+    if base == "curl" and home:
+        files.append(home.rstrip("/") + "/.curlrc")
+    rc = given.get("WGETRC") if "WGETRC" in given else an.vars.get("WGETRC")
+    if base == "wget" and rc:
+        files.append(rc)
+    found: list[Carried] = []
+    keys = _CURL_SENDS if base == "curl" else _WGET_SENDS
+    for name in files:
+        text = an.file_text(name) if name is not None else None
+        if text is None and name is not None and not name.startswith("/dev/fd/"):
+            text = disk_text(an, name)
+        for line in (text or "").splitlines():
+            key, _, value = line.strip().lstrip("-").replace("=", " ", 1).replace(":", " ", 1) \
+                .partition(" ")
+            value = value.strip().strip("'\"").lstrip("@")
+            if key.strip().lower() in keys and value:
+                label = secret_file(an, value.split(";", 1)[0].split("=", 1)[-1].lstrip("@"))
+                if label is not None:
+                    found.append((label, f"the secret file {value} its configuration sends",
+                                  "in the request"))
+    return found
 
 
 def _uploaded(an: Walk, verbs: list[str], fields: list[str | None], cmd: Simple
