@@ -213,6 +213,8 @@ class _Py:
             return node.value if isinstance(node.value, str) else node.value.decode("utf-8", "replace")
         if isinstance(node, ast.Name):
             return self.consts.get(node.id)
+        if isinstance(node, ast.Subscript) and _norm(self.qual(node.value)) == "os.environ":
+            return "~" if self.text(node.slice) == "HOME" else None   # os.environ["HOME"]
         parts = [self.text(v) for v in node.values] if isinstance(node, ast.JoinedStr) else \
             [self.text(node.left), self.text(node.right)] if isinstance(node, ast.BinOp) else \
             [self.text(a) for a in node.args] if isinstance(node, ast.Call) and not node.keywords else [None]
@@ -228,6 +230,10 @@ class _Py:
             return _join(texts) if texts else "."
         if f in ("pathlib.Path.home", "pathlib.Path.cwd"):
             return "~" if f.endswith("home") else "."
+        if f in ("os.getcwd", "os.getcwdb"):
+            return "."
+        if f in ("os.getenv", "os.environ.get") and texts[:1] == ["HOME"]:
+            return "~"
         return texts[0] if f in _SAME and len(texts) == 1 else None
 
     def item(self, node: ast.AST) -> Item:

@@ -200,7 +200,8 @@ def _scan(lang: str, code: str, depth: int) -> list[Finding]:
             items, end = _items(text, m.end(), lits)
             first = items[0] if items else None
             if kind == "require":
-                kind_ = "unknown" if not isinstance(first, str) else \
+                plain = re.fullmatch(r"[\s(]*\x00\d+\x00[\s)]*", text[m.end():end] + ")")
+                kind_ = "unknown" if not isinstance(first, str) or not plain else \
                     "net" if first.removeprefix("node:") in _NET_MODULES else ""
             elif kind == "phpcall":           # call_user_func('system', ..)
                 kind_ = "unknown" if first in _PHP_SHELL else ""
@@ -628,4 +629,41 @@ def _shell_reader(command: str) -> bool:
 
 def _value(raw: str, lits: list[str | None]) -> str | None:
     s = raw.strip()
-    return lits[int(s[1:-1])] if len(s) > 2 and s[0] == s[-1] == "\x00" and s[1:-1].isdigit() else None
+    if len(s) > 2 and s[0] == s[-1] == "\x00" and s[1:-1].isdigit():
+        return lits[int(s[1:-1])]
+    if "\x00" not in s:
+        return None
+    return _folded(s, lits)
+
+
+def _folded(s: str, lits: list[str | None]) -> str | None:
+    """A path built from literals only: ``"a" + "b"``, Lua's ``..``, Perl's and PHP's ``.``,
+    ``["a", "b"].join("/")``, ``path.join("a", "b")``, ``File.join``, ``path.resolve``."""
+    import re
+
+    def literal(part: str) -> str | None:
+        part = part.strip()
+        return lits[int(part[1:-1])] if len(part) > 2 and part[0] == part[-1] == "\x00" and \
+            part[1:-1].isdigit() else None
+
+    for op in ("..", "+", "."):
+        pieces = s.split(op)
+        if len(pieces) > 1:
+            values = [literal(p) for p in pieces]
+            if all(v is not None for v in values):
+                return "".join(str(v) for v in values)
+    joined = re.fullmatch(r"\[(.*)\]\s*\.join\(\s*(\x00\d+\x00)?\s*\)", s, re.S)
+    if joined:
+        values = [literal(p) for p in joined.group(1).split(",") if p.strip()]
+        sep = literal(joined.group(2)) if joined.group(2) else ","
+        return None if any(v is None for v in values) or sep is None else \
+            str(sep).join(str(v) for v in values)
+    called = re.fullmatch(r"[\w$.:]*\b(?:join|resolve)\s*\((.*)\)", s, re.S)
+    if called:
+        values = [literal(p) for p in called.group(1).split(",") if p.strip()]
+        if values and all(v is not None for v in values):
+            out = ""
+            for v in values:
+                out = str(v) if str(v).startswith("/") or not out else out.rstrip("/") + "/" + str(v)
+            return out
+    return None

@@ -415,6 +415,12 @@ def test_everyday_commands_are_not_governance_admin(layer: GovernanceLayer, cmd:
     "perl -e 'chdir \".claude\"; unlink \"settings.json\"'", "perl -e 'rename(\".claude\",\".c2\")'",
     "php -r 'chdir(\".claude\");unlink(\"settings.json\");'", "php -r 'rename(\".claude\",\".c2\");'",
     "lua -e 'os.rename(\".claude\",\".c2\")'",
+    "node -e 'require(\"fs\").writeFileSync([\".claude\",\"settings.json\"].join(\"/\"),\"{}\")'",
+    "node -e 'const p=require(\"path\");"
+    "require(\"fs\").writeFileSync(p.join(\".claude\",\"settings.json\"),\"\")'",
+    "ruby -e 'File.write(File.join(\".claude\",\"settings.json\"),\"{}\")'",
+    "lua -e 'os.remove(\".claude/\"..\"settings.json\")'", "php -r 'unlink(\".claude/\".\"settings.json\");'",
+    "python3 -c 'import os;p=os.path.join(os.getcwd(),\".claude\");os.rename(p,p+\"x\")'",
 ])
 def test_code_that_moves_governance_or_writes_there_after_a_chdir(layer: GovernanceLayer,
                                                                   code: str) -> None:
