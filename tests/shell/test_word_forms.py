@@ -280,3 +280,23 @@ def test_a_list_read_from_a_file_on_disk(layer: GovernanceLayer, tmp_path: Path)
         assert "governance-admin" in primitives(layer, command), command
     names.write_text("build\n")
     assert "governance-admin" not in primitives(layer, f"xargs rm -rf < {names}")
+
+
+@pytest.mark.parametrize("command", [
+    "rsync --remove-source-files -a .claude/ /tmp/cc/", "rsync -a --delete /tmp/empty/ ./",
+    "uv pip install --python {venv} -e /tmp/other-governance",
+    "pip install --python {venv} other-governance",
+    "git filter-branch -f --tree-filter 'rm -rf .claude' HEAD",
+])
+def test_syncs_installs_and_rewrites_that_reach_governance(layer: GovernanceLayer,
+                                                           command: str) -> None:
+    import sys
+
+    cmd = command.format(venv=sys.executable)
+    assert "governance-admin" in primitives(layer, cmd), cmd
+
+
+def test_those_commands_elsewhere(layer: GovernanceLayer) -> None:
+    for command in ("rsync -a --delete src/ /tmp/backup/", "uv pip install -r requirements.txt",
+                    "git filter-branch --prune-empty --subdirectory-filter lib HEAD"):
+        assert "governance-admin" not in primitives(layer, command), command
