@@ -533,6 +533,9 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
         job.unknown(dest, f"the files git {sub} replaces, after this command moved a branch, "
                           "HEAD or a tag,")
         return
+    if sub in ("checkout", "restore") and cmd is not None and _pathspecs(job, argv, cmd, sub,
+                                                                       folder, dest):
+        return
     try:
         names = worktree.replaced(folder, sub, argv)
     except worktree.Unknown as exc:
@@ -541,6 +544,45 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     top = _top(folder)
     _check_members(job, top if top is not None else dest, [(n, "", "") for n in names], 0, False,
                    f"git {sub} replaces")
+
+
+def _pathspecs(job: _Job, argv: Argv, cmd: Simple, sub: str, folder: str, dest: str) -> bool:
+    """``git checkout [REV] -- PATHSPEC``, ``git restore [-s REV] PATHSPEC`` with a pattern or
+    magic (``*.json`` crosses folders, ``:(glob)**/x``, ``:/x``): the files git says it
+    changes, checked; whether there was such a pathspec."""
+    words = [job.an.expand_one(w.parts) for w in cmd.words]
+    at = next((k for k, w in enumerate(words) if w == sub), None)
+    if at is None:
+        return False
+    rest = words[at + 1:]
+    if sub == "checkout":
+        if "--" not in rest:
+            return False
+        cut = rest.index("--")
+        before = [w for w in rest[:cut] if w is not None and not w.startswith("-")]
+        revision, specs = (before[0] if before else None), rest[cut + 1:]
+    else:
+        if (has_flag(argv.flags, "--staged") or has_flag(argv.flags, "-S")) and not (
+                has_flag(argv.flags, "--worktree") or has_flag(argv.flags, "-W")):
+            return False                      # the index only: no file of the tree changes
+        revision = _last(argv, "--source") or _last(argv, "-s")
+        specs = [w for w in rest if w is None or not w.startswith("-")]
+        if revision is not None and revision in specs:
+            specs.remove(revision)
+    if not any(w is None or any(c in w for c in "*?[") or w.startswith(":") for w in specs):
+        return False
+    if None in specs:
+        job.unknown(dest, f"the paths git {sub} is given")
+        return True
+    try:
+        names = worktree.pathspec_files(folder, revision, [str(w) for w in specs])
+    except worktree.Unknown as exc:
+        job.unknown(dest, f"the files git {sub} writes ({exc.what})")
+        return True
+    top = _top(folder)
+    _check_members(job, top if top is not None else dest, [(n, "", "") for n in names], 0,
+                   False, f"git {sub} writes")
+    return True
 
 
 def _top(folder: str) -> str | None:

@@ -183,3 +183,20 @@ def _diff(folder: str, comparison: list[str]) -> list[str] | None:
     if len(names) > MAX_NAMES:
         raise Unknown(f"{len(names)} files differ")
     return names
+
+
+def pathspec_files(folder: str, revision: str | None, specs: list[str]) -> list[str]:
+    """The files a checkout or restore of ``specs`` (git pathspecs: ``*.json`` crosses folders,
+    ``:(glob)**/x``, ``:/x`` from the top) changes: those that differ between ``revision`` (the
+    index when None) and the working tree, or that only the revision has; raises ``Unknown``
+    when git cannot say."""
+    comparison = [revision] if revision else []
+    done = run_git(folder, [*_GIT, *_DIFF, *comparison, "--", *specs])
+    if done is None:
+        raise Unknown("git could not say in time which files the paths name")
+    if done[0] != 0:
+        raise Unknown("git does not read the paths as a pathspec it knows")
+    names = [n for n in done[1].decode("utf-8", "surrogateescape").split("\0") if n]
+    if len(names) > MAX_NAMES:
+        raise Unknown(f"{len(names)} files")
+    return names

@@ -300,3 +300,29 @@ def test_those_commands_elsewhere(layer: GovernanceLayer) -> None:
     for command in ("rsync -a --delete src/ /tmp/backup/", "uv pip install -r requirements.txt",
                     "git filter-branch --prune-empty --subdirectory-filter lib HEAD"):
         assert "governance-admin" not in primitives(layer, command), command
+
+
+def test_git_pathspecs_with_patterns_and_magic(layer: GovernanceLayer) -> None:
+    """``*.json`` in a git pathspec crosses folders; ``:(glob)`` and ``:/`` are git's magic:
+    git is asked which files the checkout or restore writes."""
+    import subprocess
+
+    root = layer.project_dir
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
+                       check=True, capture_output=True)
+
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    git("checkout", "-qb", "loose")
+    (Path(root) / ".claude" / "settings.json").write_text('{"hooks": {}}\n')
+    (Path(root) / "src" / "a.py").write_text("changed = True\n")
+    git("commit", "-qam", "loose")
+    git("checkout", "-q", "-")
+    for command in ("git checkout loose -- '*.json'", "git checkout loose -- ':(glob)**/settings.json'",
+                    "git restore -s loose ':/*.json'"):
+        assert "governance-admin" in primitives(layer, command), command
+    for command in ("git checkout loose -- 'src/*.py'", "git restore -s loose '*.py'",
+                    "git restore --staged '*.json'"):
+        assert "governance-admin" not in primitives(layer, command), command
