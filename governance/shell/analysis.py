@@ -599,8 +599,12 @@ class _Analysis:
                 return system.expanduser("~")
             return self.vars.get(value) if value else None
         if kind == "param" and not subs:        # ${a[1]}, ${!ref}, ${p,,}, ${X:-d} ...
+            from governance.shell.parameters import name_of
             from governance.shell.parameters import value as parameter
 
+            secret = getattr(self.check, "secret_variable", None)
+            if secret is not None and secret(name_of(value)):
+                return None              # ${GITHUB_TOKEN:-x}: the secret flow's to follow
             return parameter(value, self.vars, system.environ_get)
         if kind == "proc":
             return self.substituted(subs)

@@ -569,11 +569,9 @@ def _pathspecs(job: _Job, argv: Argv, cmd: Simple, sub: str, folder: str, dest: 
         specs = [w for w in rest if w is None or not w.startswith("-")]
         if revision is not None and revision in specs:
             specs.remove(revision)
-    if not any(w is None or any(c in w for c in "*?[") or w.startswith(":") for w in specs):
-        return False
-    if None in specs:
-        job.unknown(dest, f"the paths git {sub} is given")
-        return True
+    if None in specs or not any(any(c in str(w) for c in "*?[") or str(w).startswith(":")
+                                for w in specs):
+        return False                          # plain paths, or run-time ones: the targets
     try:
         names = worktree.pathspec_files(folder, revision, [str(w) for w in specs])
     except worktree.Unknown as exc:

@@ -153,5 +153,14 @@ def _strip(known: str, pattern: str, front: bool, longest: bool) -> str | None:
     return known
 
 
+def name_of(text: str) -> str:
+    """The variable a ``${...}`` reads (``!ref``, ``#p``, ``a[1]``, ``p:-d`` ...)."""
+    text = text.lstrip("!#")
+    k = 0
+    while k < len(text) and text[k] in _NAME_CHARS:
+        k += 1
+    return text[:k]
+
+
 def _is_name(text: str) -> bool:
     return bool(text) and not text[0].isdigit() and all(c in _NAME_CHARS for c in text)
