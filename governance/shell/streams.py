@@ -78,15 +78,13 @@ def disk_text(an: Walk, value: str | None) -> str | None:
     known = an.file_text(value)
     if known is not None or value is None:
         return known
-    if getattr(an.check, "secret_path", None) is not None:
-        from governance.shell.secrets import secret_file
-
-        if secret_file(an, value) is not None:
-            return None
     from governance.shell.source import path_of, read
 
     path = path_of(an, value)
     if path is None:
+        return None
+    secret = getattr(an.check, "secret_path", None)
+    if secret is not None and secret(path):
         return None
     kind, text = read(an, path)
     return text if kind == "text" else None

@@ -188,14 +188,14 @@ def _diff(folder: str, comparison: list[str]) -> list[str] | None:
 def pathspec_files(folder: str, revision: str | None, specs: list[str]) -> list[str]:
     """The files a checkout or restore of ``specs`` (git pathspecs: ``*.json`` crosses folders,
     ``:(glob)**/x``, ``:/x`` from the top) changes: those that differ between ``revision`` (the
-    index when None) and the working tree, or that only the revision has; raises ``Unknown``
-    when git cannot say."""
+    index when None) and the working tree, or that only the revision has (none when git refuses
+    the revision or the pathspec); raises ``Unknown`` when git cannot say in time."""
     comparison = [revision] if revision else []
     done = run_git(folder, [*_GIT, *_DIFF, *comparison, "--", *specs])
     if done is None:
         raise Unknown("git could not say in time which files the paths name")
     if done[0] != 0:
-        raise Unknown("git does not read the paths as a pathspec it knows")
+        return []          # a revision or pathspec git refuses: the checkout fails, writes nothing
     names = [n for n in done[1].decode("utf-8", "surrogateescape").split("\0") if n]
     if len(names) > MAX_NAMES:
         raise Unknown(f"{len(names)} files")
