@@ -655,8 +655,8 @@ def _printed(base: str, fields: list[str | None], table: dict[str, Any]) -> list
         words[0] = base
         for k in range(min(len(words), 6), 1, -1):
             name = lines.get(" ".join(words[:k]))
-            if name is not None:
-                return [f"${name}"]
+            if name is not None:     # ENVIRONMENT: it prints every variable (tmux, npm run env)
+                return ["the environment"] if name == "ENVIRONMENT" else [f"${name}"]
     return []
 
 
