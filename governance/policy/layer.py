@@ -193,6 +193,18 @@ class PathGuard:
     def exec_config(self, path: str) -> bool:
         return self.layer.is_exec_config(path, self.base)
 
+    def lost(self, path: str, delete: bool) -> str | None:
+        """Why deleting (``delete``) or overwriting ``path`` (absolute; a glob pattern is
+        matched now) loses a file nothing restores, or None (:mod:`governance.policy.recovery`)."""
+        from governance.policy import recovery
+
+        path = system.located(self.base, path)
+        root = system.realpath(self.layer.project_dir)
+        home = system.realpath(system.environ_get("HOME") or system.expanduser("~"))
+        if any(c in path for c in "*?["):
+            return recovery.lost_pattern(path, root, home, delete=delete)
+        return recovery.lost(path, root, home, delete=delete)
+
     def protected_files(self, folder: str) -> list[str]:
         """The protected files that exist at or below ``folder`` (the ``protected_paths``
         places, not the installation), absolute, at most ``_MAX_PROTECTED_FILES``: what a

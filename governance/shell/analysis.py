@@ -445,7 +445,8 @@ class _Analysis:
                             cmd.words[0]) == "exec"):    # exec 3<>/dev/tcp/...: open for later
                         self.sockets[redir.fd] = host
                     continue
-                self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}")
+                self.target(value, raw, seg, "file-write", f"redirection {op} writes to {raw}",
+                            replaces=op in (">", ">|", "&>"))
                 self.remember_file(value, cmd, append=op in (">>", "&>>"))
             elif op in ("<", "<&") and redir.target is not None:
                 value = self.expand_one(redir.target.parts)
@@ -764,10 +765,11 @@ class _Analysis:
         return value
 
     def target(self, value: str | None, raw: str, seg: str, primitive: str, reason: str,
-               folder: bool | str = False) -> None:
+               folder: bool | str = False, replaces: bool = False) -> None:
         """A file the act writes or deletes. ``folder``: the target may be a folder, and is
         protected when it holds a protected path anywhere ("deep": ``rm -r .``) or is itself the
-        folder of one ("direct": ``tar -x -C .claude``)."""
+        folder of one ("direct": ``tar -x -C .claude``). ``replaces``: a write puts new content
+        in place of the file's (``>``, ``cp``), not added to it or edited."""
         safe = self.shell.get("safe_targets", {})
         if value is not None and (value in safe or value.startswith("/dev/fd/")):
             return
@@ -789,11 +791,33 @@ class _Analysis:
             from governance.shell.devices import written
 
             written(self, device, seg, reason)
+        if (primitive == "file-delete" or (replaces and primitive == "file-write")) and \
+                value is not None:
+            self._lost(value, where, seg, primitive == "file-delete")
         if self.protected(value, raw) or (folder and self.holds_protected(
                 value, direct=folder == "direct")):
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
+
+    def _lost(self, value: str, where: str, seg: str, delete: bool) -> None:
+        """A file outside the project deleted or overwritten: ``destructive``, as nothing
+        restores it (:mod:`governance.policy.recovery`)."""
+        lost = getattr(self.check, "lost", None)
+        if lost is None:
+            return
+        if where == "?":
+            path = system.expanduser(value)
+            if not system.isabs(path):
+                if self.cwd is None or not any(c in path for c in _GLOB_CHARS):
+                    return
+                path = system.join(self.cwd, path) if self.cwd else path
+            if "\0" in path or "{" in path:
+                return
+            where = path
+        why = lost(where, delete)
+        if why is not None:
+            self.add("destructive", seg, why)
 
     def where(self, value: str | None) -> str:
         """A target as a path: absolute, or relative to the call's working directory; "?" when

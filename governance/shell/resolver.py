@@ -541,7 +541,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 if rule.get("into") and target is not None and target.endswith("/."):
                     _copied_over(an, argv, target, raw, seg, primitive, reason)
                     continue            # cp -r SRC/. DIR: SRC's files over DIR's
-                an.target(target, raw, seg, primitive, reason, folder)
+                an.target(target, raw, seg, primitive, reason, folder,
+                          replaces=bool(rule.get("into")) and folder != "direct")
     if name is not None and spec.get("requests"):
         from governance.shell import methods
 
