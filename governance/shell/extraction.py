@@ -526,7 +526,12 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     folder = job.path(dest)
     if folder is None:               # after a cd known only at run time: the project's own tree
         base = getattr(job.guard, "base", None)
-        if base is None:
+        if base is None:             # no tree to ask git about: a folder may hold governance's
+            if sub in ("checkout", "restore"):
+                for value, raw in argv.positionals[1:]:
+                    if job.an.holds_protected(value):
+                        job.an.add("governance-admin", job.seg,
+                                   f"git {sub} may write {raw}, which holds governance files")
             return
         folder = os.path.normpath(os.path.join(str(base), os.path.expanduser(dest)))
     if worktree.REFS_MOVED in job.an.vars and sub != "stash":
@@ -547,20 +552,32 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
 
 
 def _pathspecs(job: _Job, argv: Argv, cmd: Simple, sub: str, folder: str, dest: str) -> bool:
-    """``git checkout [REV] -- PATHSPEC``, ``git restore [-s REV] PATHSPEC`` with a pattern or
-    magic (``*.json`` crosses folders, ``:(glob)**/x``, ``:/x``): the files git says it
-    changes, checked; whether there was such a pathspec."""
+    """``git checkout [REV] [--] PATHSPEC``, ``git restore [-s REV] PATHSPEC``: the files git
+    says it changes (those that differ from the index or REV: ``.`` is every changed file, and
+    ``*.json`` crosses folders), checked; whether paths were given. A path known only at run
+    time may be any file."""
     words = [job.an.expand_one(w.parts) for w in cmd.words]
     at = next((k for k, w in enumerate(words) if w == sub), None)
     if at is None:
         return False
     rest = words[at + 1:]
     if sub == "checkout":
-        if "--" not in rest:
-            return False
-        cut = rest.index("--")
-        before = [w for w in rest[:cut] if w is not None and not w.startswith("-")]
-        revision, specs = (before[0] if before else None), rest[cut + 1:]
+        if "--" in rest:
+            cut = rest.index("--")
+            before = [w for w in rest[:cut] if w is not None and not w.startswith("-")]
+            revision, specs = (before[0] if before else None), rest[cut + 1:]
+        else:
+            given = [w for w in rest if w is None or not w.startswith("-")]
+            if not given or given[0] is None or any(has_flag(argv.flags, f) for f in (
+                    "-b", "-B", "--orphan", "--detach", "-d", "-t", "--track")):
+                return False
+            known = worktree.is_revision(folder, given[0])
+            if known is None:
+                job.unknown(dest, f"whether git {sub} {given[0]} names a branch or a path")
+                return True
+            revision, specs = (given[0], given[1:]) if known else (None, given)
+            if not specs:
+                return False                  # git checkout BRANCH: the files it replaces
     else:
         if (has_flag(argv.flags, "--staged") or has_flag(argv.flags, "-S")) and not (
                 has_flag(argv.flags, "--worktree") or has_flag(argv.flags, "-W")):
@@ -569,9 +586,10 @@ def _pathspecs(job: _Job, argv: Argv, cmd: Simple, sub: str, folder: str, dest: 
         specs = [w for w in rest if w is None or not w.startswith("-")]
         if revision is not None and revision in specs:
             specs.remove(revision)
-    if None in specs or not any(any(c in str(w) for c in "*?[") or str(w).startswith(":")
-                                for w in specs):
-        return False                          # plain paths, or run-time ones: the targets
+    if not specs:
+        return False
+    if None in specs:
+        specs = [":/"]                        # a run-time path: any file that would change
     try:
         names = worktree.pathspec_files(folder, revision, [str(w) for w in specs])
     except worktree.Unknown as exc:

@@ -498,7 +498,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                 harmless = True               # writes only to /dev/null and the like, or nothing
                 continue
             matched = True
-            local = _local(an, base, spec, argv, cmd) if rule["primitive"] == "web-fetch" else None
+            local = (_local(an, base, spec, argv, cmd) or (_git_local(base, argv) if base ==
+                     "git" else None)) if rule["primitive"] == "web-fetch" else None
             primitive, reason = ("local-request", local) if local else (rule["primitive"],
                                                                         rule["reason"])
             if rule.get("deploy"):           # helm upgrade -n staging: deploy-staging
@@ -688,6 +689,26 @@ def _local(an: Walk, base: str, spec: dict[str, Any], argv: Any, cmd: Simple | N
     names = [name for name, _ in cmd.assigns] if cmd is not None else []
     why = request(spec["requests"], argv, an.shell.get("local_hosts", ()), proxied(names, an.vars))
     return f"{base}: {why}, not the web" if why else None
+
+
+_GIT_FROM = ("clone", "fetch", "pull", "ls-remote")
+
+
+def _git_local(base: str, argv: Any) -> str | None:
+    """Why ``git clone|fetch|pull|ls-remote SOURCE`` stays on this machine, or None: a source
+    spelled as a path (``/srv/repo``, ``../lib``, ``~/code/x``, ``file://...``), not a remote's
+    name or a URL. Submodules cloned with it may come from anywhere."""
+    found = [v for v, _raw in argv.positionals]
+    if len(found) < 2 or found[0] not in _GIT_FROM or any(
+            f.startswith(("--recurse-submodules", "--recursive")) for f in argv.flags):
+        return None
+    source = found[1]
+    if source is None or "::" in source:
+        return None
+    path = source[7:] if source.startswith("file://") else source
+    if not path.startswith(("/", "./", "../", "~/")) and path not in (".", ".."):
+        return None
+    return f"{base} {found[0]} reads the repository at {source}, on this machine, not the web"
 
 
 _RUNNERS = {"make": "makefile", "gmake": "makefile", "just": "justfile", "npm": "package_scripts",

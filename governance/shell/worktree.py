@@ -185,6 +185,15 @@ def _diff(folder: str, comparison: list[str]) -> list[str] | None:
     return names
 
 
+def is_revision(folder: str, name: str) -> bool | None:
+    """Whether git in ``folder`` reads ``name`` as a commit or tree (``git checkout NAME``
+    switches to it), not a path; None when git cannot say in time."""
+    if name.startswith("-") or "\0" in name:
+        return False
+    done = run_git(folder, ["git", "rev-parse", "--quiet", "--verify", name + "^{tree}"])
+    return None if done is None else done[0] == 0
+
+
 def pathspec_files(folder: str, revision: str | None, specs: list[str]) -> list[str]:
     """The files a checkout or restore of ``specs`` (git pathspecs: ``*.json`` crosses folders,
     ``:(glob)**/x``, ``:/x`` from the top) changes: those that differ between ``revision`` (the

@@ -19,6 +19,12 @@ def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
     # a git repository that ignores nothing, as the corpus assumes: `rm -rf build` there deletes
     # work (deleting output git ignores is a file-delete: tests/shell/test_generated.py)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True, capture_output=True)
+    # settings the index holds as they were before governance was installed: what `git restore .`
+    # would put back
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "settings.json").write_text("{}\n")
+    subprocess.run(["git", "add", ".claude/settings.json"], cwd=project, check=True,
+                   capture_output=True)
     (project / "template" / "src").mkdir(parents=True)     # cp -r template/. . copies it
     (project / "template" / "src" / "main.py").write_text("print('hello')\n")
     install(project)
