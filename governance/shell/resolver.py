@@ -325,8 +325,10 @@ def _may_touch_secrets(an: Walk, base: str, fields: list[str | None], raws: list
             if field[:2] != "--" or "=" not in field:
                 continue
             field = field.split("=", 1)[1]
-        if "*" in field:           # cat .env*, -g '*.pem': a name the glob stands for
-            name = field.replace("*", "")
+        if "*" in field:           # cat .e*, ~/.aws/cred*: the files the glob matches now
+            if ask(field if not an.cwd or field[0] in "/~" else f"{an.cwd}/{field}"):
+                return True
+            name = field.replace("*", "")   # cat .env*, -g '*.pem': a name it stands for
             field = name if name.rsplit("/", 1)[-1] not in ("", ".") else field.replace("*", "x")
         if ask(field if not an.cwd or field[0] in "/~" else f"{an.cwd}/{field}"):
             return True
