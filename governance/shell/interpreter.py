@@ -20,6 +20,26 @@ if TYPE_CHECKING:
 PRELOAD = ("-M", "-m", "-r", "--require")
 
 
+
+def _arguments(an: Walk, language: str, code: str, fields: list[str | None], raws: list[str],
+               seg: str) -> None:
+    """Inline code that writes, deletes or moves a file it does not name (``open(sys.argv[1],
+    "w")``, ``unlink @ARGV``, ``fs.rmSync(process.argv[1])``): each argument the command line
+    gives it may be that file."""
+    args = [(f, r) for f, r in zip(fields, raws, strict=False)
+            if f is None or not f.startswith("-") or f == "-"]
+    if not args:
+        return
+    from governance.shell.inline import findings
+
+    for found in findings(language, code):
+        if found.primitive in ("file-write", "file-delete", "destructive") and found.path is None:
+            for value, raw in args:
+                an.target(value, raw, seg, found.primitive,
+                          f"{found.reason}, and {raw} is an argument it is given",
+                          folder=found.primitive != "file-write")
+            return
+
 def _short_option(arg: str, inline: dict[str, Any], with_value: dict[str, Any]
                   ) -> tuple[str | None, str]:
     """The first letter of a short-option bundle that takes code or a value (``-pe`` -> e,
@@ -76,6 +96,8 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
 
                     code = preloaded(language, preload) + code
                 an.inline(language, code, seg, depth)
+                after = i + (1 if attached else 2)
+                _arguments(an, language, code, fields[after:], raws[after:], seg)
             else:
                 an.add("code-exec", seg, f"{base} {arg} runs inline code")
             if language in ("perl", "ruby") and any(

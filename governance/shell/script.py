@@ -129,6 +129,12 @@ def evaluator(an: Walk, kind: str, base: str, fields: list[str | None], raws: li
         else:
             an.script(" ".join(str(a) for a in args), depth + 1, seg)
     elif kind == "trap":
+        while args and args[0] is not None and args[0].startswith("-") and args[0] != "-" and \
+                args[0] not in ("-l", "-p"):
+            ended = args[0] == "--"          # trap -- 'rm -rf src' EXIT: the handler follows
+            args = args[1:]
+            if ended:
+                break
         if args and args[0] is None:
             an.unknown(seg, "trap runs a string known only at run time")
         elif args and args[0] and args[0] != "-" and not args[0].startswith("-"):

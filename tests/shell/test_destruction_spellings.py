@@ -198,3 +198,13 @@ def test_commands_that_exhaust_or_stop_the_machine(repo: Path, command: str) -> 
 ])
 def test_functions_and_sorts_that_end(repo: Path, command: str) -> None:
     assert "destructive" not in primitives(command, repo), command
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("trap -- 'rm -rf src' EXIT", "destructive"),
+    ("trap -- 'git push -f origin main' ERR; false", "vcs-push"),
+])
+def test_a_trap_handler_after_double_dash_is_read(tmp_path: Path, command: str,
+                                                  expected: str) -> None:
+    assert expected in primitives(command, tmp_path)
+    assert {"destructive", "vcs-push"}.isdisjoint(primitives("trap -- - EXIT; trap -p", tmp_path))

@@ -585,3 +585,20 @@ def test_an_ordinary_compose_file_and_reading_commands_are_not_admin(tmp_path: P
         for command in ("docker compose ps", "docker compose logs -f", "docker compose config"):
             assert "governance-admin" not in primitives(layer, command), command
         assert "shell-unknown" in primitives(layer, 'docker compose -f "$COMPOSE" up')
+
+
+@pytest.mark.parametrize("code", [
+    "python3 -c 'import sys; open(sys.argv[1], \"w\").write(\"{{}}\")' {path}",
+    "python3 -c 'import os, sys; os.remove(sys.argv[-1])' -- {path}",
+    "perl -e 'unlink @ARGV' {path}",
+    "node -e 'require(\"fs\").rmSync(process.argv[1])' {path}",
+    "ruby -e 'File.delete(ARGV[0])' {path}",
+])
+def test_inline_code_that_writes_the_file_it_is_given(layer: GovernanceLayer, code: str) -> None:
+    assert "governance-admin" in primitives(layer, code.format(path=".claude/settings.json"))
+    assert "governance-admin" not in primitives(layer, code.format(path="docs/settings.json"))
+
+
+def test_inline_code_that_only_reads_the_file_it_is_given(layer: GovernanceLayer) -> None:
+    command = "python3 -c 'import sys, json; print(json.load(open(sys.argv[1])))' "
+    assert "governance-admin" not in primitives(layer, command + ".claude/settings.json")
