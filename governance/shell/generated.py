@@ -68,6 +68,15 @@ def check(an: Walk, targets: list[tuple[str | None, str]]) -> tuple[bool, str]:
                 path = through
         if an.root is None:
             return False, "the folder the command runs in is not known"
+        if path == "?" and value is not None and "{}" not in (raw or ""):
+            matches = _matched(an, value)       # rm -rf dist/* *.egg-info: what it matches now
+            if matches:
+                for match in matches:
+                    ok, why = _one(an, os.path.realpath(match), raw)
+                    if not ok:
+                        return False, why
+                    kinds.setdefault(why, []).append(raw)
+                continue
         if path == "?" or "{}" in (raw or ""):   # find -exec rm -rf {}: found at run time
             return False, f"{raw or '?'} is known only at run time"
         if not os.path.isabs(path):
@@ -78,6 +87,31 @@ def check(an: Walk, targets: list[tuple[str | None, str]]) -> tuple[bool, str]:
         kinds.setdefault(why, []).append(raw)
     return True, "; ".join(f"{_names(raws)} {'is' if len(raws) == 1 else 'are'} {why}"
                            for why, raws in kinds.items())
+
+
+MAX_MATCHED = 200
+
+
+def _matched(an: Walk, value: str) -> list[str] | None:
+    """The paths a glob target matches now, as bash expands it (``**`` as ``*``, dot files only
+    for a pattern that starts with a dot), absolute; None when it is not a plain glob, matches
+    nothing or too much, or the folder is not known."""
+    import glob
+
+    if not any(c in value for c in "*?[") or "$" in value or "\0" in value:
+        return None
+    folder = an.folder()
+    pattern = os.path.expanduser(value)
+    if not os.path.isabs(pattern):
+        if folder is None:
+            return None
+        pattern = os.path.join(folder, pattern)
+    found: list[str] = []
+    for match in glob.iglob(pattern):
+        found.append(match)
+        if len(found) > MAX_MATCHED:
+            return None
+    return found or None
 
 
 _OPERATORS = ("-o", "-or", "-not", "!", "(", ")", ",", "-L", "-follow", "-path", "-ipath",

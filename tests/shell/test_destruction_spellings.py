@@ -208,3 +208,18 @@ def test_a_trap_handler_after_double_dash_is_read(tmp_path: Path, command: str,
                                                   expected: str) -> None:
     assert expected in primitives(command, tmp_path)
     assert {"destructive", "vcs-push"}.isdisjoint(primitives("trap -- - EXIT; trap -p", tmp_path))
+
+
+@pytest.mark.parametrize("command", ["rm -rf dist/*", "rm -rf build/* dist", "rm -rf b*/",
+                                     "rm -rf **/__pycache__"])
+def test_a_glob_that_matches_only_ignored_output_now_is_a_file_delete(repo: Path,
+                                                                       command: str) -> None:
+    (repo / "dist" / "app.whl").write_text("w\n")
+    (repo / "src" / "__pycache__").mkdir(exist_ok=True)
+    found = primitives(command, repo)
+    assert "destructive" not in found and "file-delete" in found, (command, found)
+
+
+@pytest.mark.parametrize("command", ["rm -rf src/*", "rm -rf ./*", "rm -rf s*"])
+def test_a_glob_that_matches_tracked_work_is_destructive(repo: Path, command: str) -> None:
+    assert "destructive" in primitives(command, repo), command
