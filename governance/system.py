@@ -116,6 +116,7 @@ __all__ = [
     "split",
     "stat",
     "stat_result",
+    "temporary",
     "unlink",
     "urandom",
     "utime",
@@ -126,6 +127,19 @@ sep = "/"
 devnull = "/dev/null"
 _ENCODING = sys.getfilesystemencoding()
 _ERRORS = sys.getfilesystemencodeerrors()
+
+
+TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/folders", "/run/user")
+
+
+def temporary(path: str) -> bool:
+    """Whether the absolute, normalised ``path`` is a temporary folder (``/tmp``, ``/var/tmp``,
+    ``$TMPDIR`` ...) or inside one."""
+    extra = environ_get("TMPDIR")
+    for root in (*TEMPORARY, *((extra.rstrip("/"),) if extra and extra != "/" else ())):
+        if path == root or path.startswith(root + "/"):
+            return True
+    return False
 
 
 def environ_get(name: str, default: str | None = None) -> str | None:

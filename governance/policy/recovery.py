@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from governance import system
 
-TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp", "/private/var/folders", "/run/user")
 PSEUDO = ("/proc", "/sys", "/dev")
 CACHE_NAMES = frozenset((".cache", "cache", "caches", ".npm", "__pycache__", ".pytest_cache",
                          ".mypy_cache", ".ruff_cache", "node_modules", ".gradle", ".m2", ".ivy2"))
@@ -49,11 +48,6 @@ def _in_work_tree(path: str, stop: str) -> bool:
     return False
 
 
-def _temporary(path: str) -> bool:
-    extra = system.environ_get("TMPDIR")
-    return any(_under(path, root) for root in (*TEMPORARY, *((extra,) if extra else ())))
-
-
 def lost(path: str, root: str, home: str, *, delete: bool) -> str | None:
     """Why deleting (``delete``) or overwriting the file at absolute ``path`` loses what nothing
     restores, or None (see the module docstring). ``root`` is the project, ``home`` the user's
@@ -66,7 +60,7 @@ def lost(path: str, root: str, home: str, *, delete: bool) -> str | None:
     if any(_under(full, place) for place in PSEUDO):
         return None
     in_home = bool(home) and home != "/" and _under(full, home)
-    if not in_home and _temporary(full):
+    if not in_home and system.temporary(full):
         return None
     parts = full.split("/")
     if any(part.lower() in CACHE_NAMES for part in parts[:-1]) or \

@@ -188,10 +188,46 @@ class _Later:
         self.from_stdin = from_stdin
 
 
+def _temporary_name(args: list[str]) -> str | None:
+    """A stand-in for the name ``mktemp ARGS`` prints: its template (``X`` kept) in the folder
+    ``-p``/``--tmpdir`` names, else ``$TMPDIR``, else ``/tmp``; None for options it does not
+    know, or a template that names its own folder with ``-t``."""
+    folder: str | None = None
+    template: str | None = None
+    in_tmpdir = False      # -t, -p, --tmpdir: the template is a name in the temporary folder
+    k = 0
+    while k < len(args):
+        arg = args[k]
+        if arg == "-p" and k + 1 < len(args):
+            folder, in_tmpdir, k = args[k + 1], True, k + 2
+            continue
+        if arg.startswith("--tmpdir"):
+            folder, in_tmpdir = arg.partition("=")[2] or None, True
+        elif arg.startswith("-p") and len(arg) > 2:
+            folder, in_tmpdir = arg[2:], True
+        elif arg == "-t":
+            in_tmpdir = True
+        elif arg in ("-d", "--directory", "-q", "--quiet", "-u", "--dry-run") or arg.startswith("--suffix="):
+            pass
+        elif arg.startswith("-") or template is not None:
+            return None
+        else:
+            template = arg
+        k += 1
+    if template is not None and not in_tmpdir:
+        return template       # mktemp x.XXX: a name in the folder the command is in
+    name = template or "tmp.XXXXXXXXXX"
+    if "/" in name:
+        return name
+    base = folder or system.environ_get("TMPDIR") or "/tmp"
+    return system.join(base.rstrip("/") or "/", name)
+
+
 class _Analysis:
     __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
                  "ifs",
-                 "integers", "level", "limits", "listed", "loops", "mounts", "names", "opened", "origin",
+                 "integers", "level", "limits", "listed", "loops", "made_temporary", "mounts",
+                 "names", "opened", "origin",
                  "procs",
                  "prose", "reads", "root", "runtime", "scope", "seen", "shell", "sockets", "text",
                  "vars")
@@ -212,6 +248,7 @@ class _Analysis:
         self.text = ""                        # the whole command, for destructive-looking text
         self.budget = [limits.get("max_words", 4000)]
         self.deadline = monotonic() + limits.get("max_seconds", 5)   # then it is shell-unknown
+        self.made_temporary: set[str] = set()   # names $(mktemp) gave, in temporary folders
         self.root: str | None = None          # the folder the command runs in: files are read
         self.origin = ""                      # the file being analysed, named in each act's reason
         self.level = 0                        # how many files deep (a script a script runs)
@@ -659,6 +696,13 @@ class _Analysis:
         words: list[str] = [f for f in fields if f is not None]
         if words == ["pwd"]:
             return self.folder()
+        if words == ["git", "rev-parse", "--show-toplevel"]:   # cd "$(git rev-parse ...)"
+            return self.work_tree_top()
+        if words[0] == "mktemp":                # d=$(mktemp -d): a new name in a temp folder
+            made = _temporary_name(words[1:])
+            if made is not None and system.isabs(made):
+                self.made_temporary.add(system.normpath(made))
+            return made
         if len(words) == 2 and words[0] in ("dirname", "basename") and words[1][:1] != "-":
             path = words[1].rstrip("/") or "/"        # cd "$(dirname .claude/settings.json)"
             return (system.dirname(path) or ".") if words[0] == "dirname" else \
@@ -682,6 +726,22 @@ class _Analysis:
 
             return lookup(self, words)
         return None
+
+    def work_tree_top(self) -> str | None:
+        """What ``git rev-parse --show-toplevel`` prints in the folder the command is in now: the
+        nearest folder above it that holds ``.git``; None when not known (a folder known only at
+        run time, ``GIT_DIR`` or ``GIT_WORK_TREE`` set, no work tree)."""
+        here = self.folder()
+        if here is None or any(name in self.vars or system.environ_get(name)
+                               for name in ("GIT_DIR", "GIT_WORK_TREE")):
+            return None
+        while True:
+            if system.lexists(system.join(here, ".git")):
+                return here
+            parent = system.dirname(here)
+            if parent == here:
+                return None
+            here = parent
 
     def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
         """Fields after expansion (None where only known at run time), per field whether an

@@ -299,7 +299,27 @@ def _names(raws: list[str]) -> str:
     return raws[0] if len(raws) == 1 else ", ".join(raws[:-1]) + " and " + raws[-1]
 
 
+def _scratch(an: Walk, path: str) -> bool:
+    """A folder this command made with ``mktemp`` in a temporary folder, outside the home, that
+    neither holds nor is inside the folder the command runs in: scratch space (``rm -rf "$d"``
+    after ``d=$(mktemp -d)``). A temporary folder's other paths stay as they were."""
+    from governance import system
+
+    made = getattr(an, "made_temporary", None)
+    if not made or not any(path == m or path.startswith(m.rstrip("/") + "/") for m in made):
+        return False
+    root = os.path.realpath(an.root or "/")
+    home = os.path.realpath(os.path.expanduser("~"))
+    return system.temporary(os.path.dirname(path)) and _work_tree(path) is None and not (
+        path == root or root.startswith(path.rstrip("/") + "/") or
+        path.startswith(root.rstrip("/") + "/")) and not (
+        home != "/" and (path == home or path.startswith(home + "/") or
+                         home.startswith(path.rstrip("/") + "/")))
+
+
 def _one(an: Walk, path: str, raw: str) -> tuple[bool, str]:
+    if _scratch(an, path):
+        return True, "in a temporary folder: scratch space"
     top = _work_tree(os.path.realpath(an.root or path))
     if top is None:
         root = os.path.realpath(an.root or "")

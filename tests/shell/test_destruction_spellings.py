@@ -223,3 +223,19 @@ def test_a_glob_that_matches_only_ignored_output_now_is_a_file_delete(repo: Path
 @pytest.mark.parametrize("command", ["rm -rf src/*", "rm -rf ./*", "rm -rf s*"])
 def test_a_glob_that_matches_tracked_work_is_destructive(repo: Path, command: str) -> None:
     assert "destructive" in primitives(command, repo), command
+
+
+@pytest.mark.parametrize("command", [
+    'd=$(mktemp -d) && cp -r src "$d" && rm -rf "$d"',
+    'tmp=$(mktemp -d -t build.XXXXXX); rm -rf "$tmp"',
+])
+def test_scratch_space_the_command_made_is_a_file_delete(repo: Path, command: str) -> None:
+    found = primitives(command, repo)
+    assert "destructive" not in found, (command, found)
+
+
+def test_a_temporary_folder_that_holds_the_project_or_work_is_destructive(repo: Path) -> None:
+    for command in ("rm -rf /tmp", "rm -rf /var/tmp", f"rm -rf {repo.parent}",
+                    "rm -rf /tmp/acme-build-check", 'd=$(mktemp -d); rm -rf "$d" /tmp/x',
+                    f"rm -rf {repo}/src", 'd=$(mktemp -d x.XXXX); rm -rf "$d" src'):
+        assert "destructive" in primitives(command, repo), command

@@ -116,3 +116,17 @@ def test_unzip_that_lists_prints_or_tests_writes_nothing(repos: tuple[Governance
                                                          command: str) -> None:
     found = primitives(repos[1], "untracked", command)
     assert not found & {"file-write", "governance-admin"}, (command, found)
+
+
+@pytest.mark.parametrize("command, quiet", [
+    ('cd "$(git rev-parse --show-toplevel)" && git status', True),
+    ('cd src && cd "$(git rev-parse --show-toplevel)" && ls', True),
+    ('make -C "$(git rev-parse --show-toplevel)" test', True),
+    ('rm -f "$(git rev-parse --show-toplevel)/.claude/settings.json"', False),
+    ('cd src && rm -rf "$(git rev-parse --show-toplevel)"/.claude', False),
+])
+def test_the_work_tree_top_is_known(repos: tuple[GovernanceLayer, Path], command: str,
+                                    quiet: bool) -> None:
+    found = primitives(repos[1], "untracked", command)
+    assert "shell-unknown" not in found, (command, found)
+    assert ("governance-admin" not in found) == quiet, (command, found)
