@@ -854,11 +854,32 @@ class _Analysis:
         if (primitive == "file-delete" or (replaces and primitive == "file-write")) and \
                 value is not None:
             self._lost(value, where, seg, primitive == "file-delete")
+        if value is None and primitive in ("file-write", "file-delete", "destructive"):
+            self._listed(raw, seg)
         if self.protected(value, raw) or (folder and self.holds_protected(
                 value, direct=folder == "direct")):
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
+
+    def _listed(self, raw: str, seg: str) -> None:
+        """A target a search lists at run time (``grep -rl X . | xargs sed -i``, ``rm
+        $(find . -name settings.json)``): a governance file it may list makes the write or
+        delete ``governance-admin`` (:mod:`governance.shell.searches`)."""
+        if getattr(self.check, "protected_files", None) is None:
+            return
+        from governance.shell.searches import listed_governance
+        from governance.shell.trees import sources
+
+        bare = raw.strip('"')
+        texts = sources(self, raw) or ([bare] if bare.startswith(("$(", "`")) else [])
+        for text in texts:
+            found = listed_governance(self, text)
+            if found is not None:
+                self.add("governance-admin", seg,
+                         f"{raw.lstrip(chr(0))} is what `{text.strip()}` lists, which may name "
+                         f"{found}, a governance-protected file")
+                return
 
     def _lost(self, value: str, where: str, seg: str, delete: bool) -> None:
         """A file outside the project deleted or overwritten: ``destructive``, as nothing

@@ -657,7 +657,40 @@ def _printed(base: str, fields: list[str | None], table: dict[str, Any]) -> list
             name = lines.get(" ".join(words[:k]))
             if name is not None:     # ENVIRONMENT: it prints every variable (tmux, npm run env)
                 return ["the environment"] if name == "ENVIRONMENT" else [f"${name}"]
+    name = _after_options(base, fields, lines)
+    if name is not None:
+        return ["the environment"] if name == "ENVIRONMENT" else [f"${name}"]
     return []
+
+
+def _after_options(base: str, fields: list[str | None], lines: dict[str, str]) -> str | None:
+    """A ``secret_commands`` entry whose words follow the program's name with global options
+    between them (``kubectl -n prod get secret``, ``git -C . credential fill``, ``aws --profile p
+    configure get ...``): a word right after an option may be that option's value and is passed
+    over; every other word must be the entry's next one."""
+    words: list[tuple[str, bool]] = []     # (word, may be an option's value)
+    after_option = False
+    for field in fields[1:]:
+        if field is None:
+            return None
+        if field[:1] == "-" and field != "-":
+            after_option = field != "--" and "=" not in field
+            continue
+        words.append((field, after_option))
+        after_option = False
+    for entry, name in lines.items():
+        wanted = entry.split()[1:]
+        k = 0
+        for word, skippable in words:
+            if k == len(wanted):
+                break
+            if word == wanted[k]:
+                k += 1
+            elif not skippable or k > 0:
+                break
+        if wanted and k == len(wanted):
+            return name
+    return None
 
 
 def _sink(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,

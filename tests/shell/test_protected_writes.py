@@ -602,3 +602,30 @@ def test_inline_code_that_writes_the_file_it_is_given(layer: GovernanceLayer, co
 def test_inline_code_that_only_reads_the_file_it_is_given(layer: GovernanceLayer) -> None:
     command = "python3 -c 'import sys, json; print(json.load(open(sys.argv[1])))' "
     assert "governance-admin" not in primitives(layer, command + ".claude/settings.json")
+
+
+@pytest.mark.parametrize("command", [
+    "grep -rlF '{}' . | xargs sed -i s/a/b/",
+    "grep -rl '[{]' . | sort | xargs rm -f",
+    "rm -f $(grep -rlF '{}' .)",
+    "for f in $(grep -rlF '{}' .); do sed -i s/a/b/ \"$f\"; done",
+    "find . -name settings.json | xargs rm -f",
+    "find . -type f | xargs sed -i s/a/b/",
+    "rg -l --hidden -F '{}' | xargs rm",
+    "fd -H settings | xargs rm",
+])
+def test_a_search_that_may_list_governance_files_feeds_a_write(layer: GovernanceLayer,
+                                                               command: str) -> None:
+    assert "governance-admin" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", [
+    "grep -rl no-such-words-anywhere . | xargs sed -i s/a/b/",
+    "grep -rlF '{}' src docs | xargs sed -i s/a/b/",
+    "find . -name '*.py' | xargs sed -i s/a/b/",
+    "rg -lF '{}' | xargs sed -i s/a/b/",
+    "fd settings | xargs rm",
+])
+def test_a_search_that_cannot_list_them_stays_ordinary(layer: GovernanceLayer,
+                                                       command: str) -> None:
+    assert "governance-admin" not in primitives(layer, command), command

@@ -629,3 +629,18 @@ def test_a_glob_that_matches_a_secret_file_sent_out_is_exfiltration(layer: Any,
 @pytest.mark.parametrize("command", ["cat *.md", "ls .e*", "wc -l R*"])
 def test_a_glob_of_ordinary_files_stays_quiet(layer: Any, command: str) -> None:
     assert "secret-read" not in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["kubectl -n prod get secret db -o yaml",
+                                     "git -C . credential fill",
+                                     "aws --profile prod configure get aws_secret_access_key",
+                                     "gcloud --project p auth print-access-token"])
+def test_a_credential_printer_with_global_options_first_is_secret_read(layer: Any,
+                                                                       command: str) -> None:
+    assert "secret-read" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["kubectl -n prod get pods", "git -C . status",
+                                     "aws --profile prod s3 ls"])
+def test_the_same_programs_doing_other_things_stay_quiet(layer: Any, command: str) -> None:
+    assert "secret-read" not in primitives(layer, command), command

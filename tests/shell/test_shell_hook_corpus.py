@@ -32,6 +32,10 @@ def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
     command = hook_command(project, "PreToolUse")
     template = recorded("PreToolUse-Bash.json", project)
     cases = load_corpus()
+    # the installed project holds governance's backup of the settings it replaced
+    # (.claude/governance/backups/settings.json.bak), which this search lists and rm deletes
+    on_disk = {"holdout:find . -type f -name '*.bak' -print0 | xargs -0 rm -f":
+               {"file-delete", "governance-admin"}}
 
     def run(index: int) -> tuple[int, dict[str, object]]:
         # a session each: a case that reads a secret (`env`) must not taint the others' session
@@ -60,7 +64,7 @@ def test_every_corpus_case_through_the_installed_hook(project: Path) -> None:
         decision = specific.get("permissionDecision", "none")
         expected_decision = {"block": "deny", "redirect": "deny", "ask": "ask"}.get(
             str(record["action"]), "none")
-        if got != set(case.expect) or decision != expected_decision:
+        if got != on_disk.get(case.id, set(case.expect)) or decision != expected_decision:
             mismatches.append((case.id, sorted(case.expect), sorted(got), decision))
     assert not mismatches, mismatches[:20]
     assert len(cases) >= 400
