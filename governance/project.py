@@ -334,9 +334,39 @@ def installation_paths(python: str | None = None) -> list[str]:
     paths = [system.join(root, "governance"), hooks if system.isdir(hooks) else "",
              default_matrix_path(), default_guardrails_path(), prefix if venv else "",
              interpreter,  # resolved: the binary a venv's symlink runs
-             *standard_library(interpreter), managed_dir()]
+             *standard_library(interpreter), *interpreter_files(interpreter), managed_dir()]
     resolved = [system.realpath(path) if system.exists(path) else path for path in paths if path]
     return list(dict.fromkeys(resolved))
+
+
+def interpreter_files(interpreter: str) -> list[str]:
+    """Files the interpreter loads before its standard library, there or not: the zipped
+    library first on ``sys.path`` (``lib/python311.zip``: one put there is imported before
+    anything else) and the shared library the binary links (``lib/libpython3.11.so*``)."""
+    import sys
+
+    real = system.realpath(interpreter)
+    if real == system.realpath(sys.executable):
+        bases = list(dict.fromkeys([sys.base_prefix, sys.base_exec_prefix]))
+        major, minor = sys.version_info[0], sys.version_info[1]
+    else:
+        name = system.basename(real)
+        if not name.startswith("python") or "." not in name:
+            return []
+        try:
+            major, minor = (int(part) for part in name[6:].split(".")[:2])
+        except ValueError:
+            return []
+        bases = [system.dirname(system.dirname(real))]
+    found: list[str] = []
+    for base in bases:
+        for lib in dict.fromkeys(["lib", getattr(sys, "platlibdir", "lib"), "lib64"]):
+            folder = system.join(base, lib)
+            found.append(system.join(folder, f"python{major}{minor}.zip"))
+            shared = f"libpython{major}.{minor}"
+            found += [system.join(folder, f"{shared}.so"), system.join(folder, f"{shared}.so.1.0"),
+                      system.join(folder, f"{shared}.dylib")]
+    return list(dict.fromkeys(found))
 
 
 def standard_library(interpreter: str) -> list[str]:

@@ -111,7 +111,14 @@ def inline(an: Walk, language: str, code: str, seg: str, depth: int) -> None:
             an.unknown(seg, found.reason)
         elif found.primitive in ("file-write", "file-delete", "destructive"):
             path = found.path
-            an.target(path, path or "", seg, found.primitive, found.reason,
+            primitive, reason = found.primitive, found.reason
+            if primitive == "destructive" and path is not None and not folders:
+                from governance.shell.generated import check  # shutil.rmtree("build")
+
+                rebuilt, regenerable = check(an, [(path, path)])
+                if rebuilt:
+                    primitive, reason = "file-delete", f"{reason}: {regenerable}"
+            an.target(path, path or "", seg, primitive, reason,
                       folder=found.primitive != "file-write")   # a moved folder goes whole
             if found.primitive == "file-write":
                 an.written(path)

@@ -52,6 +52,17 @@ def test_the_interpreters_standard_library_is_protected(layer: GovernanceLayer) 
     assert _denied(layer, os.path.join(sysconfig.get_paths()["stdlib"], "site.py"))
 
 
+def test_what_the_interpreter_loads_before_its_library_is_protected(
+        layer: GovernanceLayer) -> None:
+    """The zipped library first on sys.path (there or not) and the shared library it links."""
+    zipped = next(p for p in sys.path if p.endswith(".zip"))
+    assert _denied(layer, zipped)
+    folder = os.path.dirname(zipped)
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert _denied(layer, os.path.join(folder, f"libpython{version}.so.1.0"))
+    assert not _denied(layer, "/tmp/elsewhere/python311.zip")
+
+
 def test_a_path_holding_a_nul_is_refused(layer: GovernanceLayer, project: Path) -> None:
     assert _denied(layer, str(project / ".claude" / "settings.json") + "\0")
     assert _denied(layer, "src/app.py\0")

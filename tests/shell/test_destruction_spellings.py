@@ -239,3 +239,14 @@ def test_a_temporary_folder_that_holds_the_project_or_work_is_destructive(repo: 
                     "rm -rf /tmp/acme-build-check", 'd=$(mktemp -d); rm -rf "$d" /tmp/x',
                     f"rm -rf {repo}/src", 'd=$(mktemp -d x.XXXX); rm -rf "$d" src'):
         assert "destructive" in primitives(command, repo), command
+
+
+@pytest.mark.parametrize("command, destroys", [
+    ("python -c \"import shutil; shutil.rmtree('build', ignore_errors=True)\"", False),
+    ("node -e \"require('fs').rmSync('dist', {recursive: true, force: true})\"", False),
+    ("python -c \"import shutil; shutil.rmtree('src')\"", True),
+    ("node -e \"require('fs').rmSync('src', {recursive: true})\"", True),
+])
+def test_inline_code_deleting_ignored_output_is_a_file_delete(repo: Path, command: str,
+                                                              destroys: bool) -> None:
+    assert ("destructive" in primitives(command, repo)) == destroys, command
