@@ -631,9 +631,15 @@ def _dump(an: Walk, base: str, fields: list[str | None], table: dict[str, Any]) 
     listed = table.get("dumps", {}).get(base)
     if listed is None:
         return []
-    options = [f for f in fields[1:] if f is None or f[:1] in "-+"]
+    options: list[str | None] = []
+    for f in fields[1:]:
+        if f is None or f[:1] in "-+":
+            options.append(f)
+            if f is not None and f[1:2] not in ("-", "") and len(f) > 2:
+                options += [f[0] + letter for letter in f[1:]]    # declare -xp: -x and -p
     names = [f for k, f in enumerate(fields[1:], 1) if f is not None and f[:1] not in "-+"
-             and not (base == "env" and (fields[k - 1] in ("-u", "--unset") or "=" in f))]
+             and not (base == "env" and (fields[k - 1] in ("-u", "--unset", "-C", "--chdir")
+                                         or "=" in f))]
     # env -u NAME, env NAME=VALUE: no command follows, so env prints the environment
     if names:
         if base == "set" or (base != "printenv" and not any(o in listed for o in options)):

@@ -250,3 +250,16 @@ def test_a_temporary_folder_that_holds_the_project_or_work_is_destructive(repo: 
 def test_inline_code_deleting_ignored_output_is_a_file_delete(repo: Path, command: str,
                                                               destroys: bool) -> None:
     assert ("destructive" in primitives(command, repo)) == destroys, command
+
+
+@pytest.mark.parametrize("command", ["cmake -E remove_directory src", "cmake -E rm -rf src",
+                                     "git tag -d v1.0", "git tag --delete v1.0", "helm del api",
+                                     "helm un api"])
+def test_more_spellings_of_recursive_deletes_and_removals(repo: Path, command: str) -> None:
+    assert "destructive" in primitives(command, repo), command
+
+
+@pytest.mark.parametrize("command", ["cmake -E rm -f app.log", "git tag v1.0", "git tag -l",
+                                     "helm list"])
+def test_their_ordinary_neighbours_are_not_destructive(repo: Path, command: str) -> None:
+    assert "destructive" not in primitives(command, repo), command

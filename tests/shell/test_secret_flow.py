@@ -644,3 +644,14 @@ def test_a_credential_printer_with_global_options_first_is_secret_read(layer: An
                                      "aws --profile prod s3 ls"])
 def test_the_same_programs_doing_other_things_stay_quiet(layer: Any, command: str) -> None:
     assert "secret-read" not in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["declare -xp", "typeset -xp", "env -C /", "env -v"])
+def test_environment_dumps_with_joined_or_other_options_are_secret_read(layer: Any,
+                                                                        command: str) -> None:
+    assert "secret-read" in primitives(layer, command), command
+
+
+@pytest.mark.parametrize("command", ["declare -f build", "env -C / make", "env FOO=1 make"])
+def test_commands_env_runs_or_functions_shown_stay_quiet(layer: Any, command: str) -> None:
+    assert "secret-read" not in primitives(layer, command), command
