@@ -334,6 +334,21 @@ def lexists(path: str) -> bool:
     return _mode(path, follow=False) is not None
 
 
+def work_tree(folder: str, stop: str | None = None) -> str | None:
+    """The git work tree's top folder at or above the absolute ``folder``: the nearest one that
+    holds ``.git`` (a folder, or the file of a linked work tree or submodule); None when there is
+    none, or when the walk reaches ``stop`` (which is not looked at)."""
+    here = normpath(folder)
+    while here != stop:
+        if lexists(join(here, ".git")):
+            return here
+        parent = dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return None
+
+
 def isfile(path: str) -> bool:
     mode = _mode(path)
     return mode is not None and S_ISREG(mode)

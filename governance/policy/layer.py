@@ -177,12 +177,13 @@ class PathGuard:
     (``base``), whether a folder holds a protected place (``holds``) and whether a path is an
     ``exec_config_paths`` file (``exec_config``)."""
 
-    __slots__ = ("base", "layer", "secret_files")
+    __slots__ = ("base", "layer", "real_places", "secret_files")
 
     def __init__(self, layer: GovernanceLayer, base: str) -> None:
         self.layer = layer
         self.base = base
         self.secret_files: dict[str, str | None] = {}   # path -> secret_path(path), once
+        self.real_places: tuple[str, str] | None = None  # the project and the home, real
 
     def __call__(self, path: str) -> bool:
         return self.layer.is_protected(path, self.base)
@@ -199,8 +200,10 @@ class PathGuard:
         from governance.policy import recovery
 
         path = system.located(self.base, path)
-        root = system.realpath(self.layer.project_dir)
-        home = system.realpath(system.environ_get("HOME") or system.expanduser("~"))
+        if self.real_places is None:
+            self.real_places = (system.realpath(self.layer.project_dir), system.realpath(
+                system.environ_get("HOME") or system.expanduser("~")))
+        root, home = self.real_places
         if any(c in path for c in "*?["):
             return recovery.lost_pattern(path, root, home, delete=delete)
         return recovery.lost(path, root, home, delete=delete)

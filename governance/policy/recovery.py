@@ -24,28 +24,11 @@ PSEUDO = ("/proc", "/sys", "/dev")
 CACHE_NAMES = frozenset((".cache", "cache", "caches", ".npm", "__pycache__", ".pytest_cache",
                          ".mypy_cache", ".ruff_cache", "node_modules", ".gradle", ".m2", ".ivy2"))
 MAX_MATCHES = 64   # files of a pattern looked at
-MAX_UP = 40        # folders walked up looking for a git work tree
 
 
 def _under(path: str, folder: str) -> bool:
     folder = folder.rstrip("/") or "/"
     return path == folder or path.startswith(folder if folder == "/" else folder + "/")
-
-
-def _in_work_tree(path: str, stop: str) -> bool:
-    """Whether a folder above ``path`` (below ``stop``) is a git work tree's top (holds
-    ``.git``)."""
-    here = system.dirname(path)
-    for _ in range(MAX_UP):
-        if not here or here == "/" or here == stop:
-            return False
-        if system.lexists(system.join(here, ".git")):
-            return True
-        parent = system.dirname(here)
-        if parent == here:
-            return False
-        here = parent
-    return False
 
 
 def lost(path: str, root: str, home: str, *, delete: bool) -> str | None:
@@ -71,7 +54,7 @@ def lost(path: str, root: str, home: str, *, delete: bool) -> str | None:
             return None
     elif not system.isfile(full) or _empty(full):
         return None
-    if _in_work_tree(full, home if in_home else "/"):
+    if system.work_tree(system.dirname(full), home if in_home else "/") is not None:
         return None
     verb = "deleting" if delete else "overwriting"
     return (f"{path} is outside the project{' (in the home folder)' if in_home else ''}: "

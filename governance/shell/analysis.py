@@ -229,7 +229,8 @@ class _Analysis:
                  "integers", "level", "limits", "listed", "loops", "made_temporary", "mounts",
                  "names", "opened", "origin",
                  "procs",
-                 "prose", "reads", "root", "runtime", "scope", "seen", "shell", "sockets", "text",
+                 "prose", "reads", "root", "runtime", "scope", "seen", "segments", "shell", "sockets",
+                 "text",
                  "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
@@ -246,6 +247,7 @@ class _Analysis:
         self.cwd: str | None = ""
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
+        self.segments: dict[str, Any] | None = None   # its commands by text, parsed once
         self.budget = [limits.get("max_words", 4000)]
         self.deadline = monotonic() + limits.get("max_seconds", 5)   # then it is shell-unknown
         self.made_temporary: set[str] = set()   # names $(mktemp) gave, in temporary folders
@@ -735,13 +737,7 @@ class _Analysis:
         if here is None or any(name in self.vars or system.environ_get(name)
                                for name in ("GIT_DIR", "GIT_WORK_TREE")):
             return None
-        while True:
-            if system.lexists(system.join(here, ".git")):
-                return here
-            parent = system.dirname(here)
-            if parent == here:
-                return None
-            here = parent
+        return system.work_tree(here)
 
     def expand_words(self, words: list[Any]) -> tuple[list[str | None], list[bool], list[str]]:
         """Fields after expansion (None where only known at run time), per field whether an

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 
+from governance import system
 from governance.shell import worktree
 from governance.shell.rules import has_flag
 
@@ -513,7 +514,7 @@ def _git_stash(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     if names is None:
         job.unknown(dest, f"the stash {ref or '(unknown)'}")
         return
-    top = _top(str(folder))
+    top = system.work_tree(os.path.abspath(str(folder)))
     into = top if top is not None else dest     # git names the files from the top folder
     _check_members(job, into, [(n, "", "") for n in names], 0, False, "git stash writes")
 
@@ -546,7 +547,7 @@ def _git_tree(job: _Job, argv: Argv, cmd: Simple | None) -> None:
     except worktree.Unknown as exc:
         job.unknown(dest, f"the files git {sub} replaces ({exc.what})")
         return
-    top = _top(folder)
+    top = system.work_tree(os.path.abspath(folder))
     _check_members(job, top if top is not None else dest, [(n, "", "") for n in names], 0, False,
                    f"git {sub} replaces")
 
@@ -595,22 +596,10 @@ def _pathspecs(job: _Job, argv: Argv, cmd: Simple, sub: str, folder: str, dest: 
     except worktree.Unknown as exc:
         job.unknown(dest, f"the files git {sub} writes ({exc.what})")
         return True
-    top = _top(folder)
+    top = system.work_tree(os.path.abspath(folder))
     _check_members(job, top if top is not None else dest, [(n, "", "") for n in names], 0,
                    False, f"git {sub} writes")
     return True
-
-
-def _top(folder: str) -> str | None:
-    """The working tree's top folder above ``folder`` (where ``.git`` is)."""
-    current = os.path.abspath(folder)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 def _git_checkout_index(job: _Job, argv: Argv, cmd: Simple | None) -> None:

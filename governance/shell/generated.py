@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 
+from governance import system
 from governance.project import recall, remember, signature
 
 TYPE_CHECKING = False
@@ -156,7 +157,7 @@ def matched(an: Walk, argv: Any, starts: list[tuple[str | None, str]],
         if not os.path.isabs(path):
             path = os.path.join(an.root, path)
         paths.append(os.path.realpath(path))
-    top = _work_tree(root)
+    top = system.work_tree(os.path.abspath(root))
     if top is None:
         if any(p != root and not p.startswith(root.rstrip("/") + "/") for p in paths):
             return False, "it searches outside the folder the command runs in"
@@ -303,14 +304,13 @@ def _scratch(an: Walk, path: str) -> bool:
     """A folder this command made with ``mktemp`` in a temporary folder, outside the home, that
     neither holds nor is inside the folder the command runs in: scratch space (``rm -rf "$d"``
     after ``d=$(mktemp -d)``). A temporary folder's other paths stay as they were."""
-    from governance import system
-
     made = getattr(an, "made_temporary", None)
     if not made or not any(path == m or path.startswith(m.rstrip("/") + "/") for m in made):
         return False
     root = os.path.realpath(an.root or "/")
     home = os.path.realpath(os.path.expanduser("~"))
-    return system.temporary(os.path.dirname(path)) and _work_tree(path) is None and not (
+    in_tree = system.work_tree(os.path.abspath(path)) is not None
+    return system.temporary(os.path.dirname(path)) and not in_tree and not (
         path == root or root.startswith(path.rstrip("/") + "/") or
         path.startswith(root.rstrip("/") + "/")) and not (
         home != "/" and (path == home or path.startswith(home + "/") or
@@ -320,7 +320,7 @@ def _scratch(an: Walk, path: str) -> bool:
 def _one(an: Walk, path: str, raw: str) -> tuple[bool, str]:
     if _scratch(an, path):
         return True, "in a temporary folder: scratch space"
-    top = _work_tree(os.path.realpath(an.root or path))
+    top = system.work_tree(os.path.realpath(an.root or path))
     if top is None:
         root = os.path.realpath(an.root or "")
         if path == root or not path.startswith(root.rstrip("/") + "/"):
@@ -341,17 +341,6 @@ def _one(an: Walk, path: str, raw: str) -> tuple[bool, str]:
     if answer == "unknown":
         return False, f"git could not say whether {raw} is ignored"
     return False, f"{raw} is not ignored by git"
-
-
-def _work_tree(start: str) -> str | None:
-    folder = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
 
 
 def _answer(top: str, rel: str) -> str:

@@ -58,19 +58,37 @@ def listed_governance(an: Walk, text: str) -> str | None:
         text = text[2:-1]
     elif text.startswith("`") and text.endswith("`"):
         text = text[1:-1]
-    whole = getattr(an, "text", None)
-    if isinstance(whole, str) and whole:     # ... | sort | xargs rm: the pipe before sort too
-        try:
-            for cmd in parse(whole, 8, 0, [4000]):
-                if cmd.segment == text:
-                    return _producer(an, cmd)
-        except (ParseError, LimitError, RecursionError):
-            pass
+    segments = _segments(an)
+    if text in segments:                     # ... | sort | xargs rm: the pipe before sort too
+        return _producer(an, segments[text])
     try:
         cmds = parse(text, 8, 0, [256])
     except (ParseError, LimitError, RecursionError):
         return None
     return _producer(an, cmds[-1]) if cmds else None
+
+
+def _segments(an: Walk) -> dict[str, Simple]:
+    """The whole command line's commands by their text, parsed once for the analysis."""
+    from governance.shell.parser import parse
+    from governance.shell.words import LimitError, ParseError
+
+    found = getattr(an, "segments", None)
+    if found is not None:
+        return found   # type: ignore[no-any-return]
+    found = {}
+    whole = getattr(an, "text", None)
+    if isinstance(whole, str) and whole:
+        try:
+            for cmd in parse(whole, 8, 0, [4000]):
+                found.setdefault(cmd.segment, cmd)
+        except (ParseError, LimitError, RecursionError):
+            pass
+    try:
+        an.segments = found     # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    return found
 
 
 def _producer(an: Walk, cmd: Simple | None) -> str | None:
