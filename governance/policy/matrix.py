@@ -38,7 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 25  # bump when the compiled form (or what the compiler puts in it) changes
+FORMAT = 26  # bump when the compiled form (or what the compiler puts in it) changes
 
 
 def _read(path: str) -> bytes | None:

@@ -223,15 +223,22 @@ def _temporary_name(args: list[str]) -> str | None:
     return system.join(base.rstrip("/") or "/", name)
 
 
+def _stack_index(arg: str | None, size: int) -> int | None:
+    """The entry of the folder stack (the current folder first) that ``+N`` or ``-N`` names
+    (``dirs -v`` numbering), or None when there is none."""
+    if arg is None or arg[:1] not in "+-" or not arg[1:].isdigit():
+        return None
+    n = int(arg[1:])
+    spot = n if arg[0] == "+" else size - 1 - n
+    return spot if 0 <= spot < size else None
+
+
 class _Analysis:
-    __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "doubts", "files", "flow",
-                 "ifs",
-                 "integers", "level", "limits", "listed", "loops", "made_temporary", "mounts",
-                 "names", "opened", "origin",
-                 "procs",
-                 "prose", "reads", "root", "runtime", "scope", "seen", "segments", "shell", "sockets",
-                 "text",
-                 "vars")
+    __slots__ = ("acts", "budget", "check", "checked", "cwd", "deadline", "dirs", "doubts",
+                 "files", "flow", "ifs", "integers", "level", "limits", "listed", "loops",
+                 "made_temporary", "mounts", "names", "oldpwd", "opened", "origin", "procs",
+                 "prose", "reads", "root", "runtime", "scope", "seen", "segments", "shell",
+                 "sockets", "text", "vars")
 
     def __init__(self, shell: dict[str, Any], is_protected: Callable[[str], bool],
                  limits: dict[str, Any]) -> None:
@@ -245,6 +252,8 @@ class _Analysis:
         self.files: dict[str, object] = {}  # written earlier in this command: path -> text
         self.procs: dict[int, int] = {}       # a process substitution -> its /dev/fd number
         self.cwd: str | None = ""
+        self.oldpwd: str | None = None        # cd -: the folder before (before this command: unknown)
+        self.dirs: list[str | None] = []      # pushd's folder stack below the current folder
         self.ifs = False                      # IFS was changed: unquoted expansions split unknowably
         self.text = ""                        # the whole command, for destructive-looking text
         self.segments: dict[str, Any] | None = None   # its commands by text, parsed once
@@ -857,6 +866,31 @@ class _Analysis:
             self.add("governance-admin", seg,
                      f"{raw} is a governance-protected file: ask the user to make this change "
                      "from a terminal")
+        elif value is not None and self.names is not None and self.names.links:
+            self._linked(value, raw, seg, folder)
+
+    def _linked(self, value: str, raw: str, seg: str, folder: bool | str) -> None:
+        """A target reached through a link this command made (``ln -s . l && rm
+        l/.claude/settings.json``, ``cp -al .claude c && echo > c/settings.json``): protected
+        when where it leads is (``shell.copies``)."""
+        from governance.shell.copies import through_link
+
+        led = through_link(self, value)
+        if led is None:
+            return
+        if led != "?" and not system.isabs(led) and self.root:
+            led = system.normpath(system.join(self.root, led))   # keys: from where it started
+        if led == "?":
+            hit = self._ends_protected(value.split("/", 1)[1]) if "/" in value else False
+        else:
+            hit = self.protected(led, led) or bool(folder and self.holds_protected(
+                led, direct=folder == "direct"))
+        if hit:
+            self.add("governance-admin", seg,
+                     f"{raw} leads through a link this command made to "
+                     f"{'a folder known only at run time' if led == '?' else led}, where a "
+                     "governance-protected file is: ask the user to make this change from a "
+                     "terminal")
 
     def _listed(self, raw: str, seg: str) -> None:
         """A target a search lists at run time (``grep -rl X . | xargs sed -i``, ``rm
@@ -939,6 +973,8 @@ class _Analysis:
                 return True
             if value is None:
                 return False
+            if self.cwd is None and self._ends_protected(value):
+                return True
         if text.startswith("~+/") or text == "~+":
             text = self._here(text)
         elif text.startswith("/proc/") and self.folder():   # /proc/self/cwd is the shell's folder
@@ -948,6 +984,24 @@ class _Analysis:
             return True
         if self.cwd and not system.isabs(path):
             return self.is_protected(system.normpath(system.join(self.cwd, path)))
+        return False
+
+    def _ends_protected(self, value: str) -> bool:
+        """A relative path read from a folder known only at run time (``cd "$D" && rm
+        settings.json``) that is the end of a protected file's path, or a folder on one."""
+        files = getattr(self.check, "protected_files", None)
+        if files is None or system.isabs(value) or value[:1] == "~":
+            return False
+        tail = system.normpath(value)
+        if tail in (".", "..") or tail.startswith("../"):
+            return False
+        found = files("/")
+        if any(path.endswith("/" + tail) or "/" + tail + "/" in path for path in found):
+            return True
+        for folder in {system.dirname(path) for path in found}:   # settings.local.json, new
+            if self.is_protected(system.join(folder, tail)) and \
+                    not self.is_protected(system.join(folder, "\x01")):
+                return True       # a folder all of whose files are protected: those there only
         return False
 
     def holds_protected(self, value: str | None, direct: bool = False) -> bool:
@@ -988,17 +1042,53 @@ class _Analysis:
         """``env -C DIR CMD``: CMD runs in DIR; the folder is restored after the command."""
         if not self.scope:
             self.scope = [self.cwd]
+        before = self.oldpwd
         self.change_dir(["cd", value])
+        self.oldpwd = before
 
     def change_dir(self, fields: list[str | None]) -> None:
-        args = [f for f in fields[1:] if f is None or not f.startswith("-")]
+        """``cd``, ``pushd`` and ``popd``: the folder later words are read from, with the
+        previous folder (``cd -``) and the folder stack (``pushd +N``, ``popd``) as bash keeps
+        them. One that started before this command is not known: going back to it makes the
+        folder unknown."""
+        verb = str(fields[0]).rsplit("/", 1)[-1] if fields and fields[0] else "cd"
+        args = [f for f in fields[1:] if f is None or f == "-" or not f.startswith("-")
+                or (verb != "cd" and f[1:].isdigit())]
+        stay = verb != "cd" and "-n" in fields[1:]     # pushd -n DIR, popd -n: the stack only
+        ring: list[str | None] = [self.cwd, *self.dirs]
+        if verb == "popd":
+            spot = _stack_index(args[0] if args else "+0", len(ring))
+            if spot is None or len(ring) < 2:
+                return                                 # bash refuses: the folder stays
+            if spot == 0 and not stay:
+                self.cwd = ring[1]
+                self.dirs = ring[2:]
+            else:
+                del ring[spot if spot else 1]
+                self.dirs = ring[1:]
+            return
+        if verb == "pushd" and (not args or (args[0] is not None and args[0][:1] in "+-"
+                                             and args[0][1:].isdigit())):
+            spot = _stack_index(args[0] if args else "+1", len(ring))
+            if spot is None or len(ring) < 2:
+                return
+            ring = ring[spot:] + ring[:spot]           # pushd +N: the stack turned
+            self.oldpwd, self.cwd, self.dirs = self.cwd, ring[0], ring[1:]
+            return
+        target: str | None
         if not args:
-            self.cwd = system.expanduser("~")
-            return
-        value = args[0]
-        if value is None or self.cwd is None:
-            self.cwd = None
-            return
-        value = system.expanduser(value)
-        self.cwd = system.normpath(system.join(self.cwd, value)) if self.cwd else value
+            target = system.expanduser("~")
+        elif args[0] == "-":
+            target = self.oldpwd                       # cd -: the folder before
+        elif args[0] is None or self.cwd is None:
+            target = None
+        else:
+            value = system.expanduser(args[0])
+            target = system.normpath(system.join(self.cwd, value)) if self.cwd else value
+        if verb == "pushd":
+            if stay:
+                self.dirs = [target, *self.dirs]
+                return
+            self.dirs = [self.cwd, *self.dirs]
+        self.oldpwd, self.cwd = self.cwd, target
 

@@ -81,7 +81,7 @@ def record_copy(an: Walk, base: str, args: list[str | None]) -> None:
     valued = _VALUED.get(base, _VALUED["cp"])
     pos: list[str | None] = []
     into: str | None = ""
-    folder_only = symbolic = False
+    folder_only = symbolic = hard = False
     k = 0
     while k < len(args):
         arg = args[k]
@@ -101,6 +101,7 @@ def record_copy(an: Walk, base: str, args: list[str | None]) -> None:
             if flag == "--target-directory":
                 into = value
             symbolic = symbolic or flag == "--symbolic"
+            hard = hard or (base == "cp" and flag == "--link")
             continue
         for j in range(1, len(arg)):
             c = arg[j]
@@ -113,6 +114,7 @@ def record_copy(an: Walk, base: str, args: list[str | None]) -> None:
                     into = value
                 break
             symbolic = symbolic or c == "s"
+            hard = hard or (base == "cp" and c == "l")      # cp -al: a tree of hard links
             folder_only = folder_only or (base == "install" and c == "d")
     if folder_only or (base == "rsync" and any(a is not None and ":" in a for a in pos)):
         return
@@ -124,23 +126,32 @@ def record_copy(an: Walk, base: str, args: list[str | None]) -> None:
         else:
             into, pos = pos[-1], pos[:-1]
             if len(pos) == 1 and into is not None and not into.endswith("/"):
-                _copy(an, pos[0], symbolic, [into, _inside(into, pos[0])])
+                inside = _inside(into, pos[0])      # into an existing folder of that name
+                _copy(an, pos[0], symbolic, [into, *([inside] if inside else [])],
+                      hard or (base == "ln" and not symbolic))
                 return
     if into is None:
         return
     for src in pos:
-        _copy(an, src, symbolic, [_inside(into, src)])
+        inside = _inside(into, src)
+        if inside:
+            _copy(an, src, symbolic, [inside], hard or (base == "ln" and not symbolic))
 
 
 def _inside(folder: str, src: str | None) -> str:
+    """The copy of ``src`` in ``folder``; "" when there is none (``.`` and ``..`` have no
+    name to copy under)."""
     if src is None or any(c in src for c in "*?["):
         return folder.rstrip("/") + "/\0"
-    return folder.rstrip("/") + "/" + src.rstrip("/").rsplit("/", 1)[-1]
+    name = src.rstrip("/").rsplit("/", 1)[-1]
+    return "" if name in ("", ".", "..") else folder.rstrip("/") + "/" + name
 
 
-def _copy(an: Walk, src: str | None, symbolic: bool, dests: list[str]) -> None:
+def _copy(an: Walk, src: str | None, symbolic: bool, dests: list[str], hard: bool = False
+          ) -> None:
     """Each of ``dests`` is a copy (or link) of ``src``; a destination ending in NUL is a folder
-    that receives files of names not known."""
+    that receives files of names not known. ``hard``: hard links (``ln``, ``cp -l``), through
+    which a write reaches the file linked as a symbolic link's does."""
     names = an.names
     target: str | None = None
     if src is not None and not any(c in src for c in "*?["):
@@ -159,16 +170,17 @@ def _copy(an: Walk, src: str | None, symbolic: bool, dests: list[str]) -> None:
             names.filled.add(key(an, dest.split("/\0", 1)[0]))
         else:
             names.files[key(an, dest)] = target
-            if symbolic:
+            if symbolic or hard:
                 names.links.add(key(an, dest))
             else:
                 names.links.discard(key(an, dest))
 
 
 def through_link(an: Walk, value: str) -> str | None:
-    """Where ``value`` leads when it goes through a symbolic link this command made: ``ln -s
-    /srv build/h`` makes ``build/h/`` and ``build/h/x`` lead into ``/srv`` (``build/h`` alone is
-    the link itself). ``"?"`` when the link's target is known only at run time; None when the
+    """Where ``value`` leads when it goes through a link this command made: ``ln -s /srv
+    build/h`` makes ``build/h/`` and ``build/h/x`` lead into ``/srv`` (``build/h`` alone is the
+    link itself); ``cp -al .claude c`` makes ``c/settings.json`` lead to ``.claude``'s.
+    ``"?"`` when the link's target is known only at run time; None when the
     path goes through no such link."""
     names = an.names
     if names is None or not names.links:

@@ -25,7 +25,14 @@ Forms (one string each, several per option allowed):
   disk or from what the command wrote into it earlier;
 - ``"@codefile@LANGUAGE"``: the name of a file of code of LANGUAGE (``emacs --script FILE``),
   read the same way;
+- ``"@program"``: a program (one word) run with each file as its argument (``rg --pre CMD``);
 - ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
+
+A program's ``argv_options`` (``fd -x CMD ARGS ;``, ``gdb --args PROG ARGS``) are read by
+:func:`argv_runs`: the arguments after one, up to ``;`` or the end, are a command with its own
+words; ``{}`` and its kin (``{/}``, ``{//}``, ``{.}``, ``{/.}``) stand for a file the program finds
+under the folders it searches. When that command writes or deletes and the search may find a
+governance file (``shell.searches``), it is ``governance-admin``.
 
 Imported only when such an option or variable appears (hot path: no imports at load time).
 """
@@ -94,6 +101,11 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
             return True
         text = _file_text(an, what, value, seg)
         return _read(an, what, "@ex", text, seg, depth) if text else True
+    if form == "@program":    # rg --pre CMD: CMD runs with each file searched as its argument
+        from governance.shell.words import quote
+
+        _run(an, what, "sh", f"{quote(value)} ./*", seg, depth)
+        return True
     if form == "@ex":
         from governance.shell.editor import ex_commands
 
@@ -242,7 +254,7 @@ def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: s
                 values.append((None, option))
         for value, _raw in values:
             language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
-                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile") and \
+                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile", "@program") and \
                 "@" not in forms[0][1:] else ""
             if language and value is not None:
                 code.setdefault(language, []).append(value)
@@ -272,3 +284,71 @@ def input_text(an: Walk, base: str, forms: list[str], cmd: Simple, seg: str,
         else:
             for form in forms:
                 _read(an, base, form, read, seg, depth)
+
+
+_PLACEHOLDERS = ("{//}", "{/.}", "{/}", "{.}", "{}")
+_WRITES = ("file-write", "file-delete", "destructive")
+
+
+def argv_runs(an: Walk, base: str, options: list[str], fields: list[str | None],
+              raws: list[str], cmd: Simple | None, seg: str, depth: int) -> None:
+    """The commands a program runs from its ``argv_options`` (module docstring)."""
+    n = len(fields)
+    own, own_raws = [fields[0]], [raws[0]]
+    i = 1
+    while i < n:
+        arg = fields[i]
+        option = next((o for o in options if arg is not None and (
+            arg == o or (o.startswith("--") and arg.startswith(o + "=")))), None)
+        if option is None:
+            own.append(arg)
+            own_raws.append(raws[i])
+            i += 1
+            continue
+        start = i + 1
+        if arg != option:                  # fd --exec=rm: the program in the same word
+            fields = [*fields[:i], option, str(arg)[len(option) + 1:], *fields[i + 1:]]
+            raws = [*raws[:i], option, raws[i][len(option) + 1:], *raws[i + 1:]]
+            n = len(fields)
+        end = start
+        while end < n and fields[end] not in (";", "+"):
+            end += 1
+        if end > start:
+            if fields[start] is None:
+                an.unknown(seg, f"{base} {option} runs a command known only at run time")
+            else:
+                found = _found_stand_in(base, own)
+                run = [f if f is None else _placed(f, found) for f in fields[start:end]]
+                run_raws = [_placed(r, found) for r in raws[start:end]]
+                if option != "--args" and option != "--" and not any(
+                        h in r for r in raws[start:end] for h in _PLACEHOLDERS):
+                    run, run_raws = [*run, found], [*run_raws, found]   # fd -x rm: rm FILE
+                mark = len(an.acts)
+                an.resolve(run, [False] * len(run), run_raws, cmd, seg, depth + 1)
+                if any(a.primitive in _WRITES for a in an.acts[mark:]):
+                    from governance.shell.searches import listed_by
+
+                    listed = listed_by(an, own)
+                    if listed is not None:
+                        an.add("governance-admin", seg,
+                               f"{base} {option} runs {fields[start]} on the files it finds, "
+                               f"which may include {listed}, a governance-protected file")
+        i = end + 1
+    del own_raws
+
+
+def _found_stand_in(base: str, own: list[str | None]) -> str:
+    """What a found file stands in as: ``ROOT/*`` (``ROOT/*.EXT`` with ``-e EXT``) under the
+    first folder searched (``fd PATTERN ROOT``), else ``./*``."""
+    words = [w for k, w in enumerate(own[1:], 1)
+             if w is not None and w[:1] != "-" and not (own[k - 1] or "").startswith("-")]
+    root = words[1] if base in ("fd", "fdfind") and len(words) > 1 else "."
+    ext = next((own[k + 1] for k in range(1, len(own) - 1)
+                if own[k] in ("-e", "--extension") and own[k + 1]), None)
+    return f"{str(root).rstrip('/')}/*{'.' + str(ext).lstrip('.') if ext else ''}"
+
+
+def _placed(word: str, found: str) -> str:
+    for holder in _PLACEHOLDERS:
+        word = word.replace(holder, found)
+    return word

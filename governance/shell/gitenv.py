@@ -188,3 +188,53 @@ def _quoted_words(text: str) -> list[str | None]:
             i = n if close < 0 else close + 1
         words.append(word)
     return words
+
+
+_PLACES = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")
+
+
+def repository_places(an: Walk, cmd: Simple | None, fields: list[str | None], seg: str) -> None:
+    """Where git keeps the repository it writes: ``GIT_DIR``, ``GIT_INDEX_FILE``,
+    ``GIT_OBJECT_DIRECTORY`` and ``GIT_COMMON_DIR`` (set for the command or exported),
+    ``--git-dir`` and ``git init [--separate-git-dir D] [DIR]``. Any git command may write
+    there (``git status`` refreshes the index), so one that is, or holds, a governance-protected
+    place is ``governance-admin``; one known only at run time names no place."""
+    env = dict(an.vars)
+    for name, word in cmd.assigns if cmd is not None else ():
+        env[name] = an.expand_one(word.parts)
+    places = [(name, env[name]) for name in _PLACES if env.get(name)]
+    k, n = 1, len(fields)
+    while k < n:
+        arg = fields[k]
+        if arg is None or not arg.startswith("-"):
+            break
+        if arg == "--git-dir" and k + 1 < n:
+            places.append((arg, fields[k + 1]))
+        elif arg.startswith("--git-dir="):
+            places.append(("--git-dir", arg.partition("=")[2]))
+        k += 2 if arg in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                          "--config-env", "--super-prefix") else 1
+    if k < n and fields[k] == "init":
+        words = fields[k + 1:]
+        j = 0
+        while j < len(words):
+            given = words[j]
+            if given in ("--separate-git-dir", "--template") and j + 1 < len(words):
+                places.append((str(given), words[j + 1]))
+                j += 2
+                continue
+            if given is not None and given.startswith(("--separate-git-dir=", "--template=")):
+                places.append((given.partition("=")[0], given.partition("=")[2]))
+            elif given is not None and given[:1] != "-" and not places_named(places, "init"):
+                places.append(("init", given.rstrip("/") + "/.git"))
+            j += 1
+    for name, value in places:
+        if value is not None and (an.protected(value, value) or an.holds_protected(value)):
+            an.add("governance-admin", seg,
+                   f"git keeps its repository in {value} ({name}), a governance-protected place:"
+                   " ask the user to make this change from a terminal")
+            return
+
+
+def places_named(places: list[tuple[str, str | None]], name: str) -> bool:
+    return any(n == name for n, _v in places)

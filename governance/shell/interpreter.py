@@ -112,6 +112,10 @@ def interpret(an: Walk, spec: dict[str, Any], name: str, base: str,
         if arg in modules or (arg[:2] in modules and len(arg) > 2 and not arg.startswith("--")):
             module = arg[2:] if arg not in modules else (fields[i + 1] if i + 1 < n else None)
             rest = fields[i + 1:] if arg not in modules else fields[i + 2:]
+            if module in ("pip", "venv", "virtualenv"):   # python -m pip uninstall: its env
+                from governance.shell import environments
+
+                environments.check(an, module, [fields[0], *rest], seg)
             mapped = an.shell.get("modules", {}).get(module or "")
             if mapped is None and module:
                 mapped = an.shell.get("modules", {}).get(module.split(".", 1)[0])

@@ -214,6 +214,14 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             wrapper.find(an, shell["finders"][base], fields, globs, raws, cmd, seg, depth)
             return
         if base == "git":
+            if "init" in fields or any(f is not None and f.startswith("--git-dir") for f in
+                                       fields) or any(n.startswith(("GIT_DIR", "GIT_INDEX",
+                                                                    "GIT_OBJECT", "GIT_COMMON"))
+                                                      for n in [*an.vars, *(a for a, _ in
+                                                                            cmd.assigns)]):
+                from governance.shell.gitenv import repository_places
+
+                repository_places(an, cmd, fields, seg)   # GIT_DIR=.claude/governance git init
             _git_folder(an, fields)               # git -C DIR: paths are read from DIR
             from governance.shell.programs import git_config
 
@@ -372,7 +380,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import signals
 
         signals.check(an, base, fields, raws, seg)
-    if base in ("cd", "pushd"):
+    if base[:3] == "pip" or base in _ENVIRONMENT_TOOLS:   # pip uninstall, pyenv uninstall V
+        from governance.shell import environments
+
+        environments.check(an, base, fields, seg)
+    if base in ("cd", "pushd", "popd"):
         an.change_dir(fields)
     elif base in _DECLARERS or base in ("set", "printf", "read"):
         from governance.shell.programs import definitions
@@ -431,6 +443,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
             from governance.shell.embedded import options
 
             options(an, base, spec["command_options"], argv, seg, depth)
+        if spec.get("argv_options"):     # fd -x CMD ARGS, gdb --args PROG ARGS
+            from governance.shell.embedded import argv_runs
+
+            argv_runs(an, base, spec["argv_options"], fields, raws, cmd, seg, depth)
         launched = None
         own = launch = argv
         if spec.get("launches"):           # npx PKG -p x: -p is the package's, not npx's
@@ -463,8 +479,11 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
             schedule.install(an, base, fields, raws, cmd, seg, depth)   # ... | crontab -
         runner = _RUNNERS.get(name) if an.root is not None else None
+        recited = False                        # a recipe or script was read
         if runner is not None:                 # make, just, npm run ...: the files they run
+            before = len(an.acts)
             _run_recipes(an, runner, base, fields, seg, depth, cmd)
+            recited = len(an.acts) > before
         for option in () if runner is not None else spec.get("recipes", ()):  # make -f FILE
             for value, _raw in argv.values.get(option, ()):
                 text = an.stdin_text(cmd)[1] if value == "-" and cmd is not None else \
@@ -609,6 +628,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
                                    lexicon if lexicon == "destructive" else None)):
             default = spec.get("default") or ("shell-execute", f"{base} runs a program")
             an.add(default[0], seg, default[1])   # aws lambda invoke: aws calls a cloud API
+            if default[0] == "shell-execute" and not recited and not any(
+                    spec.get(k) for k in _READ_ARGUMENTS):
+                _carried(an, fields, raws, seg, depth, cmd, first=True)   # mise exec -- CMD
+                _names_governance(an, base, fields, seg)
     elif "/" in first and an.file_text(first) is not None:
         from governance.shell import script
 
@@ -621,6 +644,7 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     else:
         if not _verbs(an, base, fields, raws, seg, None):
             an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
+        _names_governance(an, base, fields, seg)     # groovy -e 'new File(".claude/...")...
         if _remote_args(fields):
             from governance.shell import remote
 
@@ -630,6 +654,13 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
 
             arguments(an, base, fields, seg)   # ddrescue img /dev/sdb
         _carried(an, fields, raws, seg, depth, cmd)
+
+
+# programs that change Python environments (governance.shell.environments)
+_ENVIRONMENT_TOOLS = ("uv", "pyenv", "pipx", "virtualenv")
+# the keys of a command entry whose arguments are read already (SQL, code, recipes, commands)
+_READ_ARGUMENTS = ("queries", "code", "command_options", "argv_options", "input_forms",
+                   "recipes", "runs", "program", "schedule", "task_files", "text")
 
 
 def _code(an: Walk, code: dict[str, str], base: str, fields: list[str | None], seg: str,
@@ -768,7 +799,20 @@ def _awk(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: st
     inplace = False
     while i < n:
         arg = fields[i]
-        if arg in ("-f", "--file"):
+        if arg in ("-e", "--source") and i + 1 < n:     # gawk -e PROGRAM: program text
+            if fields[i + 1] is None:
+                an.unknown(seg, f"{base} runs a program known only at run time")
+            else:
+                an.inline("awk", str(fields[i + 1]), seg, depth)
+            program = None
+            i += 2
+            continue
+        written = _awk_file(arg)      # gawk --dump-variables=F, -pF, --pretty-print=F
+        if written is not None:
+            an.target(written, written, seg, "file-write", f"{base} {arg} writes {written}")
+            i += 1
+            continue
+        if arg in ("-f", "--file", "-E", "--exec"):
             from governance.shell import script
 
             script.script_file(an, base, fields[i + 1] if i + 1 < n else None,
@@ -800,6 +844,24 @@ def _awk(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: st
             an.target(fields[k], raws[k], seg, "file-write", f"{base} -i inplace edits {raws[k]}")
     if not inplace:
         an.add("shell-read", seg, f"{base} reads its input")
+
+
+_AWK_FILES = {"--dump-variables": "awkvars.out", "-d": "awkvars.out",
+              "--profile": "awkprof.out", "-p": "awkprof.out",
+              "--pretty-print": "awkprof.out", "-o": "awkprof.out"}
+
+
+def _awk_file(arg: str | None) -> str | None:
+    """The file a gawk option writes (``--profile[=F]``, ``-pF``, ``-d``), or None."""
+    if arg is None or arg[:1] != "-":
+        return None
+    if arg.startswith("--"):
+        name, eq, value = arg.partition("=")
+        full = next((o for o in _AWK_FILES if o.startswith("--") and len(name) >= 5 and
+                     o.startswith(name)), None)      # GNU abbreviations: --dump, --prof
+        return None if full is None else (value if eq else _AWK_FILES[full])
+    head = arg[:2]
+    return (arg[2:] or _AWK_FILES[head]) if head in _AWK_FILES else None
 
 
 def _may_name_output(shell: dict[str, Any], fields: list[str | None], raws: list[str]) -> bool:
@@ -839,13 +901,14 @@ def _message(before: str | None, arg: str | None, raw: str, messages: dict[str, 
 
 
 def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, depth: int,
-             cmd: Simple | None) -> None:
+             cmd: Simple | None, first: bool = False) -> None:
     """An unknown program may run its arguments (``chrt -f 1 CMD``, ``podman run IMG CMD``,
     ``emacs --eval '(shell-command "CMD")'``). Heuristically, each argument that names a known
     command and has arguments after it starts a nested command (``pkill node`` names a process,
     not a command to run; in ``docker run node npm publish`` both ``node ...`` and ``npm ...``
     are read); an argument that reads as a command line, or a double-quoted string inside one
-    that does, is analysed as one."""
+    that does, is analysed as one. ``first``: the first such command only (a known program's
+    subcommand that governance does not read: ``mise exec -- CMD``)."""
     shell = an.shell
     messages = (shell.get("lexicon") or {}).get("message_options") or {}
     for j in range(1, len(fields)):
@@ -860,6 +923,8 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
         if "=" not in arg and " " not in arg and (j + 1 < len(fields) or fed) and \
                 known_name(shell, arg) and not _document(shell, arg):
             _nested(an, list(fields[j:]), list(raws[j:]), cmd, seg, depth)
+            if first:
+                return
             continue  # a later name may be the real command (`docker run node npm publish`)
         from governance.shell.programs import command_lines
 
@@ -867,6 +932,32 @@ def _carried(an: Walk, fields: list[str | None], raws: list[str], seg: str, dept
             words = text.split()
             if any(known_name(shell, w.strip("'\"();")) for w in words):
                 an.script(text, depth + 1, seg)
+
+
+_LITERALS = ("'", '"')
+
+
+def _names_governance(an: Walk, base: str, fields: list[str | None], seg: str) -> None:
+    """A program governance does not read, given code that names a governance-protected file
+    or the folder of one in a quoted literal (``scala -e 'new
+    File(".claude/settings.json").delete()'``), may change it: ``governance-admin``. A file given
+    as an argument of its own is what the program reads (``mytool .claude/settings.json``)."""
+    for arg in fields[1:]:
+        if not arg or ("/" not in arg and "claude" not in arg):
+            continue
+        found: list[str] = []
+        for mark in _LITERALS:
+            if mark in arg:
+                found += arg.split(mark)[1::2]
+        for value in found:
+            value = value.strip()
+            if value and "\n" not in value and (an.protected(value, value) or
+                                                 an.holds_protected(value, direct=True)):
+                an.add("governance-admin", seg,
+                       f"{base}, a program governance does not read, is given {value}, a "
+                       "governance-protected file or folder, which it may change: ask the user "
+                       "to run it from a terminal")
+                return
 
 
 def _listed_delete(an: Walk, targets: list[tuple[str | None, str]], cmd: Simple | None,

@@ -146,6 +146,9 @@ class CommandModel(_Strict):
     # line, "PREFIX" a shell line after PREFIX, "PREFIX@LANGUAGE" code, "@ssh" an ssh option,
     # "@ex" editor commands, "@exfile" a file of them (vim -S FILE)
     command_options: dict[str, str | list[str]] = {}
+    # options after which the arguments, up to ";" or the end, are a command the program runs
+    # (fd -x CMD ARGS, gdb --args PROG ARGS); "{}" and its kin stand for a file the program finds
+    argv_options: list[str] = []
     # what the program reads on standard input, read by these forms (ed's commands: ["@ex"])
     input_forms: list[str] = []
     # subcommands whose next argument (or the value of the option named after a space) is code
@@ -481,7 +484,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
         with_value = _flags(command.with_value)
         for pattern in command.patterns:     # an option that names a target takes a value
             with_value.update((o, 1) for o in pattern.target_options if not o.endswith("="))
-        with_value.update((o, 1) for o in [*command.command_options, *command.recipes]
+        with_value.update((o, 1) for o in [*command.command_options, *command.recipes,
+                                           *command.argv_options]
                           if o not in with_value and " " not in o and o not in ("+", "*"))
         if command.queries:
             with_value.update((o, 1) for o in [*command.queries.code, *command.queries.files]
@@ -508,6 +512,8 @@ def _compile(model: ShellModel) -> dict[str, Any]:
                                          for sub, items in command.options.items()}
         if command.messages:
             commands[name]["messages"] = list(command.messages)
+        if command.argv_options:
+            commands[name]["argv_options"] = list(command.argv_options)
         if command.dash_operands:
             commands[name]["dash_operands"] = command.dash_operands
         if command.lexicon:

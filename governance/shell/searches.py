@@ -35,6 +35,8 @@ from governance.shell.trees import find_roots
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
@@ -43,6 +45,11 @@ _GREPS = ("grep", "egrep", "fgrep", "rg")
 _GREP_VALUES = ("-e", "-f", "-m", "-A", "-B", "-C", "--include", "--exclude", "--exclude-dir",
                 "-g", "--glob", "-t", "--type", "-T", "--type-not", "--max-count", "-d", "-D",
                 "--directories", "--devices", "--color", "--colour", "--regexp", "--file")
+_FD_VALUES = ("-e", "--extension", "-t", "--type", "-E", "--exclude", "-d", "--max-depth",
+              "--min-depth", "--exact-depth", "-S", "--size", "--changed-within",
+              "--changed-before", "-c", "--color", "-j", "--threads", "--max-results",
+              "--base-directory", "--search-path", "--path-separator", "-o", "--owner",
+              "--ignore-file", "--format")
 _MAX_HOPS = 8
 _MAX_READ = 1 << 20
 
@@ -103,29 +110,44 @@ def _producer(an: Walk, cmd: Simple | None) -> str | None:
         if base in _FILTERS and not (base == "cat" and len(fields) > 1):
             cmd = cmd.piped_from if cmd.piped else None
             continue
-        selected = _selection(base, fields)
-        if selected is None:
-            return None
-        roots, select = selected
-        hidden = base not in ("rg", "fd", "fdfind") or any(
-            f is not None and (f in ("--hidden", "-.", "--no-ignore-dot") or f.startswith("-uu")
-                               or (f[:1] == "-" and f[1:2] != "-" and "H" in f and base != "rg"))
-            for f in fields[1:])               # rg and fd pass over dot folders by default
-        here = an.folder()
-        for root in roots:
-            if root is None:
-                return "a folder known only at run time"
-            if here is None and not os.path.isabs(os.path.expanduser(root)):
-                return None
-            folder = os.path.join(here or "/", os.path.expanduser(root))
-            for path in files(folder):
-                inside = os.path.relpath(path, folder)
-                if not hidden and any(part[:1] == "." and part not in (".", "..")
-                                      for part in inside.split(os.sep)):
-                    continue
-                if select(path, inside):
-                    return str(path)
+        return _listed(an, base, fields, files)
+    return None
+
+
+def listed_by(an: Walk, fields: list[str | None]) -> str | None:
+    """The first governance file the search ``fields`` (a program and its words, known now)
+    may list, or None (also when it is no search this module reads)."""
+    files = getattr(an.check, "protected_files", None)
+    if files is None or not fields or fields[0] is None:
         return None
+    return _listed(an, str(fields[0]).rsplit("/", 1)[-1], fields, files)
+
+
+def _listed(an: Walk, base: str, fields: list[str | None],
+            files: Callable[[str], list[str]]) -> str | None:
+    """The first governance file the search ``base`` ``fields`` lists below its folders."""
+    selected = _selection(base, fields)
+    if selected is None:
+        return None
+    roots, select = selected
+    hidden = base not in ("rg", "fd", "fdfind") or any(
+        f is not None and (f in ("--hidden", "-.", "--no-ignore-dot") or f.startswith("-uu")
+                           or (f[:1] == "-" and f[1:2] != "-" and "H" in f and base != "rg"))
+        for f in fields[1:])               # rg and fd pass over dot folders by default
+    here = an.folder()
+    for root in roots:
+        if root is None:
+            return "a folder known only at run time"
+        if here is None and not os.path.isabs(os.path.expanduser(root)):
+            return None
+        folder = os.path.join(here or "/", os.path.expanduser(root))
+        for path in files(folder):
+            inside = os.path.relpath(path, folder)
+            if not hidden and any(part[:1] == "." and part not in (".", "..")
+                                  for part in inside.split(os.sep)):
+                continue
+            if select(path, inside):
+                return str(path)
     return None
 
 
@@ -171,7 +193,8 @@ def _selection(base: str, fields: list[str | None]) -> tuple[list[str | None], _
     if base in _GREPS:
         return _grep(base, fields)
     if base in ("fd", "fdfind"):
-        words = [f for f in fields[1:] if f is None or f[:1] != "-"]
+        words = [f for k, f in enumerate(fields[1:], 1) if (f is None or f[:1] != "-")
+                 and fields[k - 1] not in _FD_VALUES]
         if not words:
             return ["."], _Select()
         if words[0] is None:

@@ -132,7 +132,10 @@ class WordLexer:
                 self._nest()
                 self.i = i + 2
                 self.depth += 1
-                parts.append(("proc", "", False, self.seq(")", False)))
+                nested = self.seq(")", False)
+                if c == ">" and nested:   # >(sh): the first command reads what is written there
+                    nested[0].piped = True
+                parts.append(("proc", "", False, nested))
                 self.depth -= 1
             elif c in WORD_END:
                 break

@@ -83,8 +83,10 @@ def composed(draw: st.DrawFn) -> tuple[str, str]:
         elif kind == "string":
             quote = draw(st.sampled_from(QUOTES))
             layer = draw(st.sampled_from(STRING_LAYERS))
-            if "{elisp}" in layer and '"' in command:
-                layer = "bash -c {q}"  # Lisp strings in Lisp strings: one level is enough
+            if "{elisp}" in layer and ('"' in command or "\\" in command):
+                # Lisp strings in Lisp strings: one level is enough; and a Lisp string drops
+                # the backslash of \' (the shell's '\'' quoting would lose its meaning there)
+                layer = "bash -c {q}"
             elisp = _single(f'(shell-command "{command}")')
             command = layer.format(q=quote(command), elisp=elisp)
         else:
