@@ -132,13 +132,8 @@ def _environment_of(an: Walk, program: str) -> str | None:
     path = program if "/" in program else _on_path(an, program)
     if path is None:
         return None
-    path = system.expanduser(path)
-    if not system.isabs(path):
-        folder = an.folder()
-        if folder is None:
-            return None
-        path = system.join(folder, path)
-    return system.dirname(system.dirname(system.normpath(path)))
+    full = _absolute(an, path)
+    return None if full is None else system.dirname(system.dirname(full))
 
 
 def _on_path(an: Walk, name: str) -> str | None:
