@@ -91,3 +91,9 @@ def layer_in_do(project: Path, home: Path) -> Iterator[Any]:
     finally:
         if old is not None:
             os.environ["HOME"] = old
+
+
+def layer_primitives(layer: Any, command: str) -> set[str]:
+    """The primitives of the acts a GovernanceLayer finds in a Bash command, in its project."""
+    acts, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
+    return {a.primitive for a in acts}

@@ -26,6 +26,9 @@ Forms (one string each, several per option allowed):
 - ``"@codefile@LANGUAGE"``: the name of a file of code of LANGUAGE (``emacs --script FILE``),
   read the same way;
 - ``"@program"``: a program (one word) run with each file as its argument (``rg --pre CMD``);
+- ``"@dc"``: a dc program, whose ``!`` runs the rest of its line (``shell.dcscript``);
+- ``"@file@FORM"``: the name of a file whose text is read by ``"@FORM"`` (``dc -f FILE``, ``dc
+  FILE``), read as ``"@exfile"`` reads its file;
 - ``"|"`` (variables only): less's input preprocessor, ``|CMD %s`` or ``||CMD %s``.
 
 A program's ``argv_options`` (``fd -x CMD ARGS ;``, ``gdb --args PROG ARGS``) are read by
@@ -105,6 +108,18 @@ def _read(an: Walk, what: str, form: str, value: str, seg: str, depth: int) -> b
         from governance.shell.words import quote
 
         _run(an, what, "sh", f"{quote(value)} ./*", seg, depth)
+        return True
+    if form.startswith("@file@"):    # dc -f FILE: a file of the form's commands
+        text = _file_text(an, what, value, seg)
+        return _read(an, what, form[len("@file"):], text, seg, depth) if text else True
+    if form == "@dc":
+        from governance.shell.dcscript import shell_commands
+
+        commands = shell_commands(value)
+        if commands is None:
+            an.unknown(seg, f"{what}: the dc program's strings nest too deep to read")
+        for command in commands or ():
+            _run(an, what, "sh", command, seg, depth)
         return True
     if form == "@ex":
         from governance.shell.editor import ex_commands
@@ -254,7 +269,7 @@ def options(an: Walk, base: str, table: dict[str, list[str]], argv: Argv, seg: s
                 values.append((None, option))
         for value, _raw in values:
             language = forms[0][1:] if len(forms) == 1 and forms[0][:1] == "@" and \
-                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile", "@program") and \
+                forms[0] not in ("@ssh", "@sshfile", "@ex", "@exfile", "@program", "@dc") and \
                 "@" not in forms[0][1:] else ""
             if language and value is not None:
                 code.setdefault(language, []).append(value)

@@ -129,21 +129,16 @@ def _option_values(words: list[str | None], names: tuple[str, ...]) -> list[str 
 def _environment_of(an: Walk, program: str) -> str | None:
     """The environment (``sys.prefix``) of the interpreter a program runs with: the folder
     above the ``bin`` it is in, found on ``PATH`` when named without a path."""
-    path = program if "/" in program else _on_path(an, program)
+    if "/" in program:
+        path: str | None = program
+    else:
+        from governance.shell.names import on_path
+
+        path = on_path(an, program)
     if path is None:
         return None
     full = _absolute(an, path)
     return None if full is None else system.dirname(system.dirname(full))
-
-
-def _on_path(an: Walk, name: str) -> str | None:
-    names = getattr(an, "names", None)
-    folders = [*(getattr(names, "path", None) or ()),
-               *(an.vars.get("PATH") or system.environ_get("PATH") or "").split(":")]
-    for folder in folders:
-        if folder and system.isfile(system.join(folder, name)):
-            return system.join(folder, name)
-    return None
 
 
 def _active(an: Walk) -> str | None:

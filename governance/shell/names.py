@@ -197,6 +197,19 @@ def program_path(an: Walk, name: str) -> str | None:
     return "/usr/bin/" + name
 
 
+def on_path(an: Walk, name: str) -> str | None:
+    """The file a program named without a path runs from: the first folder of the command's
+    ``PATH`` (folders it put there first, then its ``PATH=`` or the environment's) that holds
+    one, or None."""
+    names: Names | None = getattr(an, "names", None)
+    folders = [*(names.path if names is not None else ()),
+               *(an.vars.get("PATH") or system.environ_get("PATH") or "").split(":")]
+    for folder in folders:
+        if folder and system.isfile(system.join(folder, name)):
+            return system.join(folder, name)
+    return None
+
+
 def _on_path(an: Walk, names: Names, name: str) -> tuple[str, str | None] | None:
     """A name found in a folder this command put on PATH: (the path, what it refers to)."""
     for folder in names.path:

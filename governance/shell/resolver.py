@@ -349,7 +349,7 @@ def _one_level(fields: list[str | None]) -> bool:
                for k in range(len(fields) - 1))
 
 
-_SIGNALLERS = ("kill", "pkill", "killall", "skill", "fuser")
+_SIGNALLERS = ("kill", "pkill", "killall", "killall5", "skill", "fuser")
 
 
 def _git_folder(an: Walk, fields: list[str | None]) -> None:
@@ -643,7 +643,13 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         pass
     else:
         if not _verbs(an, base, fields, raws, seg, None):
-            an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
+            from governance.shell.administration import administers
+
+            admin = administers(an, base, first, fields, raws)    # iptables -F, as root
+            if admin is not None:
+                an.add("privilege", seg, admin)
+            else:
+                an.add("shell-unlisted", seg, f"{base} is not a command governance knows")
         _names_governance(an, base, fields, seg)     # groovy -e 'new File(".claude/...")...
         if _remote_args(fields):
             from governance.shell import remote

@@ -71,13 +71,21 @@ def running(project: str | None) -> Server | None:
 
 def check(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str) -> None:
     """Add ``governance-admin`` when ``base ARGS`` signals the running server (``shell-unknown``
-    when the process it signals is known only at run time), and ``destructive`` when ``kill``
-    signals every process (``-1``) or init (``1``), which stops the machine."""
+    when the process it signals is known only at run time), and ``destructive`` when it signals
+    every process: ``kill`` of ``-1`` or init (``1``), which stops the machine, ``killall5``,
+    and a ``pkill``/``killall``/``skill`` selection that takes in every process of a user or
+    every process name (:func:`_every`)."""
     if base == "kill":
         every = {-1, 1} & set(_pids(fields[1:], raws[1:])[0])
         if every:
             an.add("destructive", seg, "kill -1 signals every process the user may signal"
                    if -1 in every else "kill 1 signals init, whose end stops the machine")
+    elif base == "killall5":
+        an.add("destructive", seg, "killall5 signals every process outside its own session")
+    elif base != "fuser":
+        why = _every(base, fields[1:])
+        if why:
+            an.add("destructive", seg, why)
     server = running(getattr(an.check, "base", None))
     if server is None:
         return
@@ -138,8 +146,44 @@ def _pids(args: list[str | None], raws: list[str]) -> tuple[list[int], bool]:
     return pids, unknown
 
 
-def _select(base: str, args: list[str | None], server: Server) -> bool | None:
-    """``pkill``/``killall``/``skill``: whether the selection takes in the server."""
+# process names and command lines a selection that takes in every process matches
+_EVERY = ("systemd", "init", "sshd", "bash", "-bash", "node", "python3", "claude", "postgres",
+          "/usr/lib/systemd/systemd --user", "/usr/sbin/sshd -D", "node server.js")
+
+
+def _every(base: str, args: list[str | None]) -> str | None:
+    """Why a ``pkill``/``killall``/``skill`` selection takes in every process of a user (``-u
+    USER`` and no name) or every process (a pattern that matches any name: ``.``, ``.*``,
+    ``''``), or None."""
+    flags, users, patterns = _selection(base, args)
+    if any(p is None for p in patterns):
+        return None
+    if not patterns:
+        named = [u for u in users if u is not None]
+        if not users:
+            return None
+        return f"{base} signals every process of {', '.join(named) or 'a user known only at run time'}"
+    regex = base != "killall" or bool(flags & {"-r", "--regexp"})
+    exact = bool(flags & {"-x", "--exact", "-e"}) if base == "killall" else \
+        bool(flags & {"-x", "--exact"})
+    if not regex:
+        return None
+    import re
+
+    for pattern in patterns:
+        try:
+            found = re.compile(str(pattern), re.IGNORECASE)
+        except re.error:
+            continue
+        if all(found.fullmatch(name) if exact else found.search(name) for name in _EVERY):
+            return f"{base} {pattern!r} matches every process name"
+    return None
+
+
+def _selection(base: str, args: list[str | None]) -> tuple[set[str], list[str | None],
+                                                           list[str | None]]:
+    """``pkill``/``killall``/``skill`` arguments: (flags, users, name patterns); None for one
+    known only at run time."""
     valued = _KILLALL_VALUED if base == "killall" else _PKILL_VALUED
     flags: set[str] = set()
     users: list[str | None] = []
@@ -163,6 +207,12 @@ def _select(base: str, args: list[str | None], server: Server) -> bool | None:
                 flags.add(arg)
         elif arg != "--":
             patterns.append(arg)
+    return flags, users, patterns
+
+
+def _select(base: str, args: list[str | None], server: Server) -> bool | None:
+    """``pkill``/``killall``/``skill``: whether the selection takes in the server."""
+    flags, users, patterns = _selection(base, args)
     if any(u is None for u in users) or any(p is None for p in patterns):
         return None
     if users and not any(_is_owner(u, server) for u in users if u is not None):

@@ -14,6 +14,7 @@ import pytest
 
 from governance.policy.layer import GovernanceLayer
 from tests.helpers import layer_in_do
+from tests.helpers import layer_primitives as primitives
 
 
 @pytest.fixture(scope="module")
@@ -33,11 +34,6 @@ def home_of_layer(layer: GovernanceLayer, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("HOME", str(Path(layer.project_dir).parent / "home"))
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     monkeypatch.delenv("PYENV_ROOT", raising=False)
-
-
-def primitives(layer: GovernanceLayer, command: str) -> set[str]:
-    acts, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
-    return {a.primitive for a in acts}
 
 
 @pytest.mark.parametrize("command", [

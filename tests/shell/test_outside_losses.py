@@ -13,6 +13,7 @@ import pytest
 
 from governance.policy.layer import GovernanceLayer
 from tests.helpers import layer_in_do
+from tests.helpers import layer_primitives as primitives
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +37,6 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
 def home_of_layer(layer: GovernanceLayer, monkeypatch: pytest.MonkeyPatch) -> None:
     """The layer's home for the test (the per-test HOME is another folder)."""
     monkeypatch.setenv("HOME", str(Path(layer.project_dir).parent / "home"))
-
-
-def primitives(layer: GovernanceLayer, command: str) -> set[str]:
-    acts, _ = layer.acts_for("Bash", {"command": command}, layer.project_dir)
-    return {a.primitive for a in acts}
 
 
 @pytest.mark.parametrize("command", [

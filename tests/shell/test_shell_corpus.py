@@ -31,7 +31,7 @@ def test_corpus_size_by_category() -> None:
     assert counts["nesting"] >= 80
     assert counts["traps"] >= 80
     assert set(counts) == {"everyday", "compound", "wrappers", "nesting", "traps",
-                           "self-protection", "holdout"}
+                           "self-protection", "administration", "holdout"}
 
 
 def test_commands_are_unique() -> None:
