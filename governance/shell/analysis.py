@@ -21,6 +21,7 @@ from governance import system
 from governance.shell import Act
 from governance.shell.parser import LimitError, ParseError, Simple, parse
 from governance.shell.resolver import expands, plain, resolve
+from governance.shell.words import word_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,11 +98,6 @@ def analyse_command(command: str, shell: dict[str, Any], *,
 # writes that may reach a device (shell.devices): disks, and the files that make the kernel stop
 # or restart the machine at once
 _DEVICES = ("/dev/", "/proc/sysrq-trigger", "/sys/power/")
-
-
-def word_text(word: Any) -> str:
-    """The source text of a parsed word."""
-    return str(word.text[word.start:word.end]) if word.text is not None else ""
 
 
 def _clip(text: str) -> str:
@@ -1091,4 +1087,3 @@ class _Analysis:
                 return
             self.dirs = [self.cwd, *self.dirs]
         self.oldpwd, self.cwd = self.cwd, target
-

@@ -15,10 +15,12 @@ from __future__ import annotations
 from governance import system
 from governance.shell.copies import follow, key, record_copy
 from governance.shell.rules import lookup_name, name_forms
-from governance.shell.words import quote
+from governance.shell.words import quote, word_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from governance.shell.parser import Simple
     from governance.shell.walk import Walk
 
@@ -117,6 +119,43 @@ def _positional(an: Walk, args: list[str | None] | None) -> tuple[object, dict[s
         an.vars["@"] = an.vars["*"] = joined
         an.vars["#"] = str(len(args))
     return before, saved
+
+
+def run_with(an: Walk, args: list[str | None], raws: list[str], run: Callable[[], None]) -> None:
+    """Run ``run`` with ``$0`` set to the first of ``args`` and the positional parameters to the
+    rest (``sh -c TEXT NAME ARGS``), each holding the secrets its word carries; as before after."""
+    saved = _positional(an, args[1:])
+    an.vars["0"] = args[0]
+    before = taint(an, raws)
+    try:
+        run()
+    finally:
+        _restore(an, saved)
+        _untaint(an, before)
+
+
+def taint(an: Walk, raws: list[str]) -> dict[str, list[str] | None] | None:
+    """Give ``$0`` ``$1`` ... (and ``"$@"``, ``$*``) the secrets the words ``raws`` carry
+    (``shell.secrets``); what they held before, or None when nothing could carry one."""
+    if an.flow is None and not any("$" in r or "`" in r for r in raws):
+        return None
+    from governance.shell.secrets import POSITIONAL, arguments
+
+    state = an.flow
+    before = {k: (state.vars.get(k) if state is not None else None) for k in POSITIONAL}
+    arguments(an, raws)
+    return before
+
+
+def _untaint(an: Walk, before: dict[str, list[str] | None] | None) -> None:
+    state = an.flow
+    if before is None or state is None:
+        return
+    for name, labels in before.items():
+        if labels is None:
+            state.vars.pop(name, None)
+        else:
+            state.vars[name] = labels
 
 
 def _restore(an: Walk, saved: tuple[object, dict[str, str | None]]) -> None:
@@ -318,6 +357,8 @@ def _call(an: Walk, names: Names, name: str, fields: list[str | None], cmd: Simp
     names.called.add(id(body))
     _spend(an, body)
     args = list(fields[1:])
+    raws = [word_text(w) for w in cmd.words] if cmd is not None and len(cmd.words) == len(
+        fields) else [quote(f) if f is not None else '"$__unknown"' for f in fields]
     runs: list[list[str | None] | None] = [args]
     names.stack.append(name)
     try:
@@ -326,12 +367,14 @@ def _call(an: Walk, names: Names, name: str, fields: list[str | None], cmd: Simp
             if k:
                 _spend(an, body)
             saved = _positional(an, runs[k])
+            before = taint(an, [raws[0], *raws[1 + len(args) - len(runs[k] or ()):]])
             shifted, names.shifted = names.shifted, False
             try:
                 for sub in body:
                     an.command(sub, depth + 1, seg)
             finally:
                 _restore(an, saved)
+                _untaint(an, before)
                 if names.shifted and k == 0:
                     runs.extend(args[n:] for n in range(1, len(args))) \
                         if len(args) <= _MAX_SUFFIXES else runs.append(None)

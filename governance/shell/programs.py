@@ -10,7 +10,7 @@ pay for reading this module. May use the root modules and ``shell.walk`` (types 
 
 from __future__ import annotations
 
-from governance.shell.words import quote
+from governance.shell.words import quote, word_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -465,10 +465,17 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
                 var, _, value = arg.partition("=")
                 an.vars[var] = None if ref else value
                 an.ifs = an.ifs or var == "IFS"
+                if ref and value.isidentifier():
+                    from governance.shell.secrets import alias
+
+                    alias(an, var, value)       # declare -n R=GITHUB_TOKEN; curl .../$R
     elif base == "set" and "--" in args:
-        from governance.shell.names import positional
+        from governance.shell.names import positional, taint
 
         positional(an, args[args.index("--") + 1:])
+        if cmd is not None and len(cmd.words) == len(fields):   # set -- "$TOKEN"; curl .../$1
+            after = [word_text(w) for w in cmd.words[1:]][args.index("--") + 1:]
+            taint(an, ["", *after])
     elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
         form, values = args[2], args[3:]
         known = form is not None and all(v is not None for v in values)

@@ -271,6 +271,8 @@ def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     from governance.shell import secrets
 
     secrets.command(an, base, fields, raws, seg, cmd, mark, files)
+    if len(raws) > 1:
+        secrets.assign(an, "_", raws[-1])      # $_: the last argument of the command before
 
 
 _NETWORK_ACTS = ("web-fetch", "local-request", "vcs-push")

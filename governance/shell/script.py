@@ -59,7 +59,12 @@ def shell(an: Walk, base: str, fields: list[str | None], raws: list[str], cmd: S
             continue
         break
     if inline:
-        if i < n:
+        if i + 1 < n:          # sh -c TEXT NAME ARGS: $0 is NAME and $1... are the ARGS
+            from governance.shell.names import run_with
+
+            run_with(an, fields[i + 1:], raws[i + 1:],
+                     lambda: string(an, fields[i], raws[i], f"{base} -c", seg, depth))
+        elif i < n:
             string(an, fields[i], raws[i], f"{base} -c", seg, depth)
         return
     if i < n and fields[i] not in STDIN_PATHS and not stdin:

@@ -19,6 +19,8 @@ literal, is ``exfiltration`` unless every secret it carries belongs to every hos
 
 from __future__ import annotations
 
+from governance.shell.words import word_text
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -28,7 +30,8 @@ if TYPE_CHECKING:
 
 NETWORK = ("web-fetch", "local-request", "vcs-push", "package-install")
 _HEADERS = ("-H", "--header", "--headers", "-h")
-_QUIET = frozenset(("test", "[", "[[", ":", "true", "false", "cd", "unset", "shift", "wait"))
+_QUIET = frozenset(("test", "[", "[[", ":", "true", "false", "cd", "unset", "shift", "wait",
+                    "set"))   # set -- ARGS, set -x: it prints no argument (set alone dumps)
 _DECLARERS = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _COPIERS = frozenset(("cp", "mv", "install", "ginstall", "rsync", "ln", "scp"))
 _FILTERS = frozenset(("grep", "egrep", "fgrep", "rg", "ag", "ack"))
@@ -160,9 +163,12 @@ def references(raw: str) -> list[str]:
                 while j < n and raw[j] in "#!":
                     j += 1
             start = j
-            while j < n and (raw[j].isalnum() or raw[j] == "_"):
-                j += 1
-            if j > start and not raw[start].isdigit() and not (length and not indirect):
+            if j < n and (raw[j] in "@*" or (raw[j].isdigit() and start == k + 1)):
+                j += 1                                   # $1, "$@", $*: the positional ones
+            else:
+                while j < n and (raw[j].isalnum() or raw[j] == "_"):
+                    j += 1
+            if j > start and not (length and not indirect):
                 names.append(indirect + raw[start:j])   # ${!n}: the variable n names; ${#n}: a
                                                         # length, which holds none of n's text
             k = max(j, k + 1)
@@ -187,7 +193,7 @@ def word(an: Walk, raw: str, field: str | None = None) -> list[tuple[str, str]]:
         elif secret_variable(an, name):
             found.append((f"${name}", "environment variable"))
         elif state is not None and state.sourced and name not in an.vars and \
-                name not in _AMBIENT:
+                name not in _AMBIENT and name.isidentifier():
             found.extend((label, f"through ${name}, which sourcing it set") for label in state.sourced)
     if state is not None and ("$(" in raw or "`" in raw or "<(" in raw):
         for text, labels in state.reads:
@@ -210,11 +216,11 @@ def stdin(an: Walk, cmd: Simple | None) -> list[tuple[str, str]]:
     state = an.flow
     for redir in cmd.redirs:
         if redir.op in ("<", "<&") and redir.target is not None:
-            value = home(an.expand_one(redir.target.parts), word_text(redir.target))
+            raw = word_text(redir.target)
+            value = home(an.expand_one(redir.target.parts), raw)
             if redir.op == "<&" and value in an.opened:     # exec 3< .env; curl -T - <&3
                 value = an.opened[value]
-            label = secret_file(an, value)
-            raw = word_text(redir.target)
+            label = secret_file(an, value if value is not None else _placeholder(raw))
             if label is not None:
                 found.append((label, f"the secret file {raw}"))
             elif "<(" in raw or "$(" in raw or "`" in raw:   # nc host < <(printenv KEY)
@@ -330,6 +336,12 @@ def command(an: Walk, base: str, fields: list[str | None], raws: list[str], seg:
             if label is not None:
                 named.append((label, f"the secret file {path}", where))
         carried.extend((label, how, where) for label, how in word(an, raw, field))
+        if base == "curl" and field is not None:     # curl --variable %TOKEN: the environment's
+            imported = field[len("--variable="):] if field.startswith("--variable=") else \
+                field if fields[k - 1] == "--variable" else ""
+            if imported[:1] == "%":
+                carried.extend((label, f"{how}, imported by --variable", where) for label, how
+                               in word(an, "$" + imported[1:].split("=", 1)[0]))
         if base in _SSH_CLIENTS and field is not None and (fields[k - 1] == "-o" or
                                                            field.startswith("-o")) and \
                 "sendenv" in field.lower():
@@ -1329,6 +1341,39 @@ def loop(an: Walk, name: str) -> None:
         an.flow.vars.pop(name, None)
 
 
+def alias(an: Walk, name: str, target: str) -> None:
+    """``declare -n NAME=TARGET``: NAME expands to TARGET's value, and holds its secrets."""
+    state = an.flow
+    if state is not None and target in state.vars:
+        state.vars[name] = list(state.vars[target])
+    elif secret_variable(an, target):
+        flow(an).vars[name] = [f"${target}"]
+    elif state is not None:
+        state.vars.pop(name, None)
+
+
+# the positional parameters, whose secrets a call or `sh -c TEXT NAME ARGS` gives
+POSITIONAL = ("@", "*", *(str(k) for k in range(10)))
+
+
+def arguments(an: Walk, raws: list[str]) -> None:
+    """``$0`` ``$1`` ... given the words ``raws`` (``sh -c TEXT NAME ARGS``, ``f ARGS``, ``set --
+    ARGS``): each holds the secrets its word carries, ``"$@"`` and ``$*`` all of them."""
+    found = [[label for label, _how in word(an, raw)] for raw in raws]
+    state = an.flow
+    if state is not None:
+        for key in POSITIONAL:
+            state.vars.pop(key, None)
+    every: list[str] = []
+    for k, labels in enumerate(found[:10]):
+        if labels:
+            flow(an).vars[str(k)] = labels
+            every += labels if k else []
+    every += [label for labels in found[10:] for label in labels]
+    if every:
+        flow(an).vars["@"] = flow(an).vars["*"] = list(dict.fromkeys(every))
+
+
 def assign(an: Walk, name: str, raw: str) -> None:
     """``NAME=VALUE``: NAME holds the secrets VALUE carries (or, in a secret file the command
     sources, whatever it is given)."""
@@ -1452,9 +1497,3 @@ def _strings(code: str) -> list[str]:
             continue
         k += 1
     return out
-
-
-def word_text(word: Any) -> str:
-    """The source text of a parsed word (as ``analysis.word_text``, which this module may not
-    import: the analysis imports it)."""
-    return str(word.text[word.start:word.end]) if word.text is not None else ""

@@ -440,3 +440,8 @@ def is_assignment(s: str, i: int, n: int) -> bool:
     if j < n and s[j] == "+":
         j += 1
     return j < n and s[j] == "="
+
+
+def word_text(word: Any) -> str:
+    """The source text of a parsed word."""
+    return str(word.text[word.start:word.end]) if word.text is not None else ""
