@@ -423,6 +423,14 @@ def _hooks(an: Walk, repo: Repository | None, start: str, fields: list[str | Non
     i = _subcommand(fields)
     sub = fields[i] if i < len(fields) else None
     names = HOOKS.get(sub or "")
+    if sub == "hook":               # git hook run [--ignore-missing] NAME [-- ARGS]: that hook
+        named = [f for f in fields[i + 1:] if f is None or not f.startswith("-")]
+        if named[:1] != ["run"] or len(named) < 2:
+            return
+        if named[1] is None:
+            an.unknown(seg, "git hook run runs a hook named only at run time")
+            return
+        names = (str(named[1]),)
     if not names:
         return
     args = [f for f in fields[i + 1:] if f is not None]

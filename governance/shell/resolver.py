@@ -151,6 +151,12 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             script.script_file(an, base, first, raws[0], seg, depth)
             return
         forms = name_forms(first)
+        if base in _SCRIPT_RUNS and an.root is not None and "run" in fields[1:3]:
+            from governance.shell import task_tables  # pdm run NAME: the project's script NAME
+
+            if task_tables.run(an, base, fields, seg, depth):
+                an.add("shell-execute", seg, f"{base} runs a script of the project")
+                return
         name = lookup_name(forms, shell.get("wrappers", {}))
         if name is not None:
             from governance.shell import wrapper
@@ -352,6 +358,9 @@ def _one_level(fields: list[str | None]) -> bool:
 
 
 _SIGNALLERS = ("kill", "pkill", "killall", "killall5", "skill", "fuser")
+# runners of the tasks a configuration file holds (governance.shell.task_tables.RUNNERS)
+_TASK_TABLES = ("deno", "composer", "poe", "pdm", "hatch")
+_SCRIPT_RUNS = ("pdm", "hatch")    # `BASE run NAME` runs a script NAME, else the command NAME
 
 
 def _git_folder(an: Walk, fields: list[str | None]) -> None:
@@ -427,6 +436,10 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import taskfiles
 
         taskfiles.run(an, tasks, base, fields, seg, depth)
+    if base in _TASK_TABLES and an.root is not None:   # deno task, composer, poe, pdm, hatch
+        from governance.shell import task_tables
+
+        task_tables.run(an, base, fields, seg, depth)
     matched = harmless = False
     name = lookup_name(first, shell.get("commands", {}))
     spec = shell["commands"][name] if name is not None else {}
