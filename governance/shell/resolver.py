@@ -112,6 +112,10 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             an.add("shell-read", seg, "runs no command")
             return
         first = fields[0]
+        if first is None and _hop == 0:
+            first = _located(an, raws[0])      # "$VIRTUAL_ENV/bin/python": the environment's
+            if first is not None:
+                fields = [first, *fields[1:]]
         if first is None:
             an.unknown(seg, f"the command name {raws[0]} is only known at run time")
             return
@@ -263,6 +267,42 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             an.vars[REFS_MOVED] = "1"    # a later checkout or reset --hard reads other commits
         return
     an.unknown(seg, "too many wrappers around the command")
+
+
+# folders the user's environment names, under which a program's path is read as written
+_LOCATIONS = frozenset(("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_ROOT", "JAVA_HOME", "GOROOT",
+                        "GOPATH", "GOBIN", "CARGO_HOME", "RUSTUP_HOME", "NVM_DIR", "VOLTA_HOME",
+                        "BUN_INSTALL", "DENO_INSTALL", "PNPM_HOME", "ANDROID_HOME",
+                        "ANDROID_SDK_ROOT", "FLUTTER_ROOT", "DOTNET_ROOT", "M2_HOME",
+                        "GRADLE_HOME", "HOMEBREW_PREFIX", "HOME", "PWD"))
+
+
+def _located(an: Walk, raw: str) -> str | None:
+    """A program named by a folder the user's environment gives and a literal path under it
+    (``"$VIRTUAL_ENV/bin/python"``, ``${CONDA_PREFIX}/bin/pip``): that path, with the folder as
+    the environment has it, or a stand-in when the hook's environment lacks it (the program's
+    name is what decides). None for any other name known only at run time, and for a variable
+    this command set."""
+    text = raw[1:-1] if len(raw) > 1 and raw[0] == raw[-1] == '"' else raw
+    if not text.startswith("$"):
+        return None
+    braced = text.startswith("${")
+    end = text.find("}") if braced else text.find("/")
+    if end < 0:
+        return None
+    name = text[2:end] if braced else text[1:end]
+    tail = text[end + 1:] if braced else text[end:]
+    if name not in _LOCATIONS or name in an.vars or not tail.startswith("/") or len(tail) < 2 \
+            or any(c in tail for c in "$`*?[{\\\"'"):
+        return None
+    from governance import system
+
+    folder = system.environ_get(name) if name not in ("HOME", "PWD") else None
+    if name == "HOME":
+        folder = system.expanduser("~")
+    elif name == "PWD":
+        folder = an.folder()
+    return (folder or f"/{name.lower()}").rstrip("/") + tail
 
 
 def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: str,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,3 +203,29 @@ def test_every_command_the_resolver_hands_over_is_recorded() -> None:
     from governance.shell import names, resolver
 
     assert resolver.NAMING <= names._RECORDED
+
+
+@pytest.mark.parametrize("folder", ['"$VIRTUAL_ENV/bin', "${CONDA_PREFIX}/bin", "$HOME/.local/bin",
+                                    "$JAVA_HOME/bin"])
+@pytest.mark.parametrize("act", ACTS)
+def test_a_program_under_a_folder_the_environment_names_is_that_program(
+        folder: str, act: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)    # set or not, the name decides
+    monkeypatch.setenv("VIRTUAL_ENV", "/srv/app/.venv")
+    program, args, primitive = act
+    quote = '"' if folder.startswith('"') else ""
+    assert primitive in primitives(f"{folder}/{program}{quote} {args}")
+
+
+def test_an_interpreter_from_the_environment_runs_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VIRTUAL_ENV", "/srv/app/.venv")
+    assert not loud('"$VIRTUAL_ENV/bin/python" -m pytest -q')
+    assert not loud("${CONDA_PREFIX}/bin/pip list")
+
+
+@pytest.mark.parametrize("command", [
+    '"$TOOL/bin/python" x.py', 'VIRTUAL_ENV=$X; "$VIRTUAL_ENV/bin/python" x.py',
+    '"$VIRTUAL_ENV/bin/$P" x', '"$VIRTUAL_ENV/$(echo bin)/python" x.py', "$VIRTUAL_ENV x",
+])
+def test_other_names_known_only_at_run_time_stay_unknown(command: str) -> None:
+    assert "shell-unknown" in primitives(command)
