@@ -399,7 +399,8 @@ def _one_level(fields: list[str | None]) -> bool:
 
 _SIGNALLERS = ("kill", "pkill", "killall", "killall5", "skill", "fuser")
 # runners of the tasks a configuration file holds (governance.shell.task_tables.RUNNERS)
-_TASK_TABLES = ("deno", "composer", "poe", "pdm", "hatch")
+_TASK_TABLES = ("deno", "composer", "poe", "pdm", "hatch", "task", "go-task", "lefthook",
+                "pre-commit")
 _SCRIPT_RUNS = ("pdm", "hatch")    # `BASE run NAME` runs a script NAME, else the command NAME
 
 

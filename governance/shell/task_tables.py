@@ -15,7 +15,20 @@
   ``composite``; ``call`` is Python);
 - ``hatch run [ENV:]NAME``: ``[tool.hatch.envs.ENV.scripts]`` of ``pyproject.toml`` or
   ``[envs.ENV.scripts]`` of ``hatch.toml`` (a string or a list; a command whose first word is
-  another script runs that script); a name that is no script is the command itself.
+  another script runs that script); a name that is no script is the command itself;
+- ``task [NAME...]`` (``go-task``): ``tasks`` of the nearest ``Taskfile.yml`` and its spellings
+  (a string, a list, or ``cmds``/``cmd`` with ``deps`` first; ``task:`` items run other tasks;
+  ``default`` without a name; a task of an included file is unknown);
+- ``lefthook run HOOK``: ``HOOK``'s ``commands`` (``run``), ``jobs`` and ``scripts`` (the file
+  under ``.lefthook/HOOK/``, run by its ``runner``) in ``lefthook.yml`` and its spellings, with
+  ``lefthook-local.yml`` over it;
+- ``pre-commit run [ID]``: the ``entry`` and ``args`` of the hooks of ``repo: local`` in
+  ``.pre-commit-config.yaml`` (``-c FILE``), or of the one named; hooks from other repositories
+  run their own code, which is the runner's act.
+
+YAML files are read by ``shell.blockyaml``; one it cannot read (anchors, tags, flow collections
+over several lines) is ``shell-unknown``, as the runner may read it. Templates the runners fill in
+(``{{.CLI_ARGS}}``, ``{staged_files}``) are words known only at run time.
 
 Each command is analysed as the shell commands it is, in the file's folder, with the arguments
 given after the name appended to the task's last command. A file the command wrote before running
@@ -39,7 +52,8 @@ if TYPE_CHECKING:
 
     from governance.shell.walk import Walk
 
-RUNNERS = ("deno", "composer", "poe", "pdm", "hatch")
+RUNNERS = ("deno", "composer", "poe", "pdm", "hatch", "task", "go-task", "lefthook",
+           "pre-commit")
 _MAX_TASKS = 32
 _COMPOSER_NAMES = (
     "about archive audit browse home bump check-platform-reqs clear-cache clearcache cc config "
@@ -67,8 +81,23 @@ _PDM_OWN = frozenset(_PDM_NAMES.split())
 _VALUED = {"deno": ("--cwd", "-c", "--config"), "composer": ("-d", "--working-dir"),
            "poe": ("-C", "--directory", "--root", "-e", "--executor"),
            "pdm": ("-p", "--project", "-c", "--config"), "hatch": ("-e", "--env", "-p",
-                                                                   "--project")}
-_FOLDERS = ("--cwd", "-d", "--working-dir", "-C", "--directory", "--root", "-p", "--project")
+                                                                   "--project"),
+           "task": ("-t", "--taskfile", "-d", "--dir", "-o", "--output", "-C", "--concurrency"),
+           "go-task": ("-t", "--taskfile", "-d", "--dir", "-o", "--output", "-C",
+                       "--concurrency"),
+           "lefthook": (), "pre-commit": ("-c", "--config", "--hook-stage", "--from-ref",
+                                          "--to-ref", "-s", "-o", "--source", "--origin")}
+_FOLDERS = ("--cwd", "-d", "--working-dir", "-C", "--directory", "--root", "-p", "--project",
+            "--dir")
+# options that name the runner's file
+_FILES = ("-t", "--taskfile", "-c", "--config")
+_TASKFILES = ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
+              "Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml", "taskfile.dist.yaml")
+_LEFTHOOK = ("lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+             ".config/lefthook.yml", ".config/lefthook.yaml")
+_LEFTHOOK_LOCAL = ("lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml",
+                   ".lefthook-local.yaml")
+_FILLED = "\"$__filled\""     # a template the runner fills in at run time
 
 
 class _Run:
@@ -77,10 +106,11 @@ class _Run:
     def __init__(self, an: Walk, base: str, seg: str, depth: int, folder: str) -> None:
         self.an, self.base, self.seg, self.depth, self.folder = an, base, seg, depth, folder
         self.seen: set[str] = set()
+        self.file: str | None = None          # the file an option names (task -t FILE)
 
-    def command(self, text: str, origin: str, home: str) -> None:
+    def command(self, text: str, origin: str, home: str, language: str | None = None) -> None:
         if text.strip():
-            run_text(self.an, text, None, origin, self.seg, self.depth, home)
+            run_text(self.an, text, language, origin, self.seg, self.depth, home)
 
     def code(self, what: str) -> None:
         self.an.add("shell-execute", self.seg, f"{self.base} runs {what}, the project's own code")
@@ -93,6 +123,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
     if folder is None:
         return False
     words: list[str | None] = []
+    named_file: str | None = None
     k = 1
     while k < len(fields):
         arg = fields[k]
@@ -101,12 +132,18 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
         if _named(base, words) or arg is None or not arg.startswith("-"):
             words.append(arg)       # the words up to the task's name, then its arguments
         elif arg in _VALUED.get(base, ()) and k + 1 < len(fields):
-            if arg in _FOLDERS:
-                value = fields[k + 1]
+            value = fields[k + 1]
+            if arg in _FOLDERS and not (base == "task" and arg == "-C") and \
+                    not (base == "go-task" and arg == "-C"):
                 if value is None:
                     an.unknown(seg, f"{base} runs in a folder known only at run time")
                     return True
                 folder = system.normpath(system.join(folder, system.expanduser(value)))
+            elif arg in _FILES:
+                if value is None:
+                    an.unknown(seg, f"{base} reads its tasks from a file named only at run time")
+                    return True
+                named_file = value
             k += 2
             continue
         elif "=" in arg and arg.split("=", 1)[0] in _FOLDERS:
@@ -114,6 +151,7 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
                 arg.split("=", 1)[1])))
         k += 1
     call = _Run(an, base, seg, depth, folder)
+    call.file = named_file
     if base == "deno":
         if words[:1] == ["task"] and len(words) > 1:
             _deno(call, words[1], words[2:])
@@ -129,6 +167,12 @@ def run(an: Walk, base: str, fields: list[str | None], seg: str, depth: int) -> 
             _pdm(call, words[0], words[1:])
     elif base == "hatch" and words[:1] == ["run"] and len(words) > 1:
         _hatch(call, words[1], words[2:])
+    elif base in ("task", "go-task"):
+        _task(call, words)
+    elif base == "lefthook" and words[:1] == ["run"] and len(words) > 1:
+        _lefthook(call, words[1])
+    elif base == "pre-commit" and words[:1] == ["run"]:
+        _pre_commit(call, [w for w in words[1:] if w is None or not w.startswith("-")][:1])
     return bool(call.seen)
 
 
@@ -156,9 +200,13 @@ def _document(call: _Run, names: tuple[str, ...], kind: str) -> tuple[Any, str] 
     """The nearest of ``names`` up from the folder, parsed (``kind``: json or toml), and its
     folder; None when there is none or the runner could not read it either."""
     an = call.an
-    here = next((system.join(call.folder, n) for n in names
-                 if written(an, system.join(call.folder, n))), None)
-    path = here or find_up(call.folder, names)
+    if call.file is not None:
+        path: str | None = system.normpath(system.join(call.folder,
+                                                       system.expanduser(call.file)))
+    else:
+        here = next((system.join(call.folder, n) for n in names
+                     if written(an, system.join(call.folder, n))), None)
+        path = here or find_up(call.folder, names)
     if path is None:
         return None
     label = system.basename(path)
@@ -166,6 +214,15 @@ def _document(call: _Run, names: tuple[str, ...], kind: str) -> tuple[Any, str] 
     if text is None:
         return None
     try:
+        if kind == "yaml":
+            from governance.shell.blockyaml import load
+
+            data = load(text)
+            if data is None:
+                an.unknown(call.seg, f"{call.base} runs what {label} says, which governance "
+                                     "cannot read (anchors, tags or flow collections)")
+                return None
+            return data, system.dirname(path)
         if kind == "toml":
             import tomllib
 
@@ -401,3 +458,149 @@ def _hatch(call: _Run, target: str | None, rest: list[str | None]) -> None:
                 call.command(line, f"the script {script} of the hatch environment {env}", home)
 
     one(name, _args(rest))
+
+
+def _filled(text: str) -> str:
+    """A runner's templates (``{{.CLI_ARGS}}``, ``{staged_files}``) as run-time words."""
+    out, k = [], 0
+    while k < len(text):
+        if text.startswith("{{", k) and "}}" in text[k:]:
+            end = text.index("}}", k) + 2
+            out.append(_FILLED)
+            k = end
+            continue
+        if text[k] == "{" and "}" in text[k:]:
+            end = text.index("}", k)
+            word = text[k + 1:end]
+            if word and (word.replace("_", "").isalpha() or word.isdigit()):
+                out.append(_FILLED)
+                k = end + 1
+                continue
+        out.append(text[k])
+        k += 1
+    return "".join(out)
+
+
+def _task(call: _Run, words: list[str | None]) -> None:
+    names: list[str | None] = []
+    for word in words:
+        if word == "--":
+            break
+        if word is None or (not word.startswith("-") and "=" not in word):
+            names.append(word)
+    if any(_unknown_name(call, n) for n in names):
+        return
+    found = _document(call, _TASKFILES, "yaml")
+    if found is None:
+        return
+    data, home = found
+    tasks = _table(data, "tasks")
+    label = f"{call.base}'s Taskfile"
+
+    def one(task: str) -> None:
+        value = tasks.get(task)
+        if value is None:
+            if ":" in task and isinstance(data, dict) and data.get("includes"):
+                call.an.unknown(call.seg, f"{call.base} runs {task}, a task of an included "
+                                          "Taskfile")
+            return
+        if not _once(call, task):
+            return
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        if isinstance(value, dict):
+            for dep in value.get("deps") or ():
+                name = dep if isinstance(dep, str) else dep.get("task") \
+                    if isinstance(dep, dict) else None
+                if isinstance(name, str):
+                    one(name)
+            items = list(value.get("cmds") or ())
+            if isinstance(value.get("cmd"), str):
+                items.append(value["cmd"])
+        for item in items:
+            if isinstance(item, dict):
+                if isinstance(item.get("task"), str):
+                    one(item["task"])
+                    continue
+                item = item.get("cmd") if isinstance(item.get("cmd"), str) else \
+                    item.get("defer") if isinstance(item.get("defer"), str) else None
+            if isinstance(item, str):
+                call.command(_filled(item), f"the task {task} of {label}", home)
+
+    for name in names or ["default"]:
+        one(str(name))
+
+
+def _lefthook(call: _Run, hook: str | None) -> None:
+    if _unknown_name(call, hook):
+        return
+    found = _document(call, _LEFTHOOK, "yaml")
+    local = _document(call, _LEFTHOOK_LOCAL, "yaml") if call.file is None else None
+    if found is None and local is None:
+        return
+    home = (found or local or ({}, call.folder))[1]
+    config = _table(found[0], str(hook)) if found is not None else {}
+    if local is not None:
+        config = {**config, **_table(local[0], str(hook))}
+    call.seen.add(str(hook))
+    origin = f"the {hook} hook of lefthook.yml"
+
+    def job(item: Any) -> None:
+        if not isinstance(item, dict):
+            return
+        if isinstance(item.get("run"), str):
+            call.command(_filled(item["run"]), origin, home)
+        if isinstance(item.get("script"), str):
+            script(item["script"], item)
+        group = item.get("group")
+        if isinstance(group, dict):
+            for inner in group.get("jobs") or ():
+                job(inner)
+
+    def script(name: str, spec: Any) -> None:
+        runner = spec.get("runner") if isinstance(spec, dict) else None
+        path = system.join(home, ".lefthook", str(hook), name)
+        text = text_of(call.an, call.base, path, name, call.seg)
+        if text is None:
+            return
+        from governance.shell.program import language_of
+
+        words = str(runner or "").split()
+        language = language_of(words[0].rsplit("/", 1)[-1]) if words else None
+        call.command(text, f"the script {name} of the {hook} hook of lefthook.yml", home,
+                     language)
+
+    commands = config.get("commands")
+    for item in (commands.values() if isinstance(commands, dict) else ()):
+        job(item)
+    for item in config.get("jobs") or ():
+        job(item)
+    scripts = config.get("scripts")
+    for name, spec in (scripts.items() if isinstance(scripts, dict) else ()):
+        script(str(name), spec)
+
+
+def _pre_commit(call: _Run, named: list[str | None]) -> None:
+    if named and _unknown_name(call, named[0]):
+        return
+    found = _document(call, (".pre-commit-config.yaml",), "yaml")
+    if found is None:
+        return
+    data, home = found
+    repos = data.get("repos") if isinstance(data, dict) else None
+    for repo in repos if isinstance(repos, list) else ():
+        if not isinstance(repo, dict) or repo.get("repo") != "local":
+            continue
+        for hook in repo.get("hooks") or ():
+            if not isinstance(hook, dict) or not isinstance(hook.get("entry"), str):
+                continue
+            if named and named[0] not in (hook.get("id"), hook.get("alias")):
+                continue
+            if hook.get("language") == "fail" or not _once(call, str(hook.get("id"))):
+                continue
+            args = hook.get("args")
+            text = " ".join([hook["entry"], *(quote(str(a)) for a in (
+                args if isinstance(args, list) else ()))])
+            if hook.get("pass_filenames") not in ("false", False):
+                text += " " + _FILLED
+            call.command(text, f"the local hook {hook.get('id')} of .pre-commit-config.yaml",
+                         home)

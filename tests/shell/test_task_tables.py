@@ -60,6 +60,23 @@ def layer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GovernanceLayer]
         "tidy": "rm -rf ~/notes", "test": ["phpunit", "@tidy"], "lint": "phpcs src",
         "post-install-cmd": ["@tidy"], "post-update-cmd": "@tidy", "setup": "App\\Setup::run",
         "php-tidy": "@php -r \"echo 1;\""}}))
+    (project / "Taskfile.yml").write_text(
+        "version: '3'\ntasks:\n  default:\n    cmds:\n      - task: lint\n"
+        "  tidy:\n    deps: [lint]\n    cmds:\n      - rm -rf ~/notes\n"
+        "  lint:\n    cmds:\n      - ruff check . {{.CLI_ARGS}}\n"
+        "  ship: git push --force origin main\n  odd: {cmd: ls}\n")
+    (project / "lefthook.yml").write_text(
+        "pre-commit:\n  commands:\n    lint:\n      run: ruff check {staged_files}\n"
+        "pre-push:\n  commands:\n    tidy:\n      run: rm -rf ~/notes\n"
+        "post-merge:\n  scripts:\n    \"sync.sh\":\n      runner: bash\n")
+    (project / ".lefthook" / "post-merge").mkdir(parents=True)
+    (project / ".lefthook" / "post-merge" / "sync.sh").write_text("git push --force origin main\n")
+    (project / ".pre-commit-config.yaml").write_text(
+        "repos:\n-   repo: local\n    hooks:\n    -   id: tidy\n        name: tidy\n"
+        "        entry: rm -rf ~/notes\n        language: system\n        pass_filenames: false\n"
+        "    -   id: fmt\n        name: fmt\n        entry: ruff format\n        language: system\n"
+        "-   repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.0\n    hooks:\n"
+        "      - id: ruff\n")
     with layer_in_do(project, home) as layer:
         hooks = project / ".git" / "hooks"
         (hooks / "pre-commit").write_text("#!/bin/sh\nrm -rf ~/notes\n")
@@ -80,13 +97,16 @@ def home_of_layer(layer: GovernanceLayer, monkeypatch: pytest.MonkeyPatch) -> No
     "pdm run tidy", "pdm tidy", "pdm run both",
     "hatch run tidy", "hatch run ci", "hatch run default:tidy", "hatch -e default run tidy",
     "git hook run pre-commit",
+    "task tidy", "go-task tidy", "task -t Taskfile.yml tidy", "lefthook run pre-push",
+    "pre-commit run --all-files", "pre-commit run tidy",
 ])
 def test_a_task_that_deletes_a_tree_is_destructive(layer: GovernanceLayer, command: str) -> None:
     assert "destructive" in primitives(layer, command)
 
 
 @pytest.mark.parametrize("command", [
-    "poe ship", "pdm run test", "hatch run docs:publish",
+    "poe ship", "pdm run test", "hatch run docs:publish", "task ship",
+    "lefthook run post-merge",
 ])
 def test_a_task_that_pushes_is_vcs_push(layer: GovernanceLayer, command: str) -> None:
     assert "vcs-push" in primitives(layer, command)
@@ -96,6 +116,8 @@ def test_a_task_that_pushes_is_vcs_push(layer: GovernanceLayer, command: str) ->
     "deno task serve", "composer lint", "composer install --no-scripts", "poe lint",
     "pdm run check", "hatch run check", "hatch run pytest -x", "pdm run pytest -x",
     "composer require --no-scripts foo/bar", "deno task missing", "poe missing",
+    "task", "task lint", "task lint -- --fix", "lefthook run pre-commit",
+    "pre-commit run fmt --all-files", "pre-commit run ruff",
 ])
 def test_everyday_tasks_stay_quiet(layer: GovernanceLayer, command: str) -> None:
     found = primitives(layer, command)
@@ -117,3 +139,14 @@ def test_a_task_named_at_run_time_is_unknown(layer: GovernanceLayer) -> None:
 def test_a_task_file_written_first_is_read_as_written(layer: GovernanceLayer) -> None:
     assert "vcs-push" in primitives(
         layer, "echo '{\"tasks\": {\"x\": \"git push -f\"}}' > deno.json && deno task x")
+
+
+def test_a_yaml_task_file_it_cannot_read_is_unknown(layer: GovernanceLayer) -> None:
+    project = Path(layer.project_dir)
+    text = (project / "Taskfile.yml").read_text()
+    try:
+        (project / "Taskfile.yml").write_text(text.replace("  odd: {cmd: ls}\n",
+                                                           "  odd: &x ls\n  odder: *x\n"))
+        assert "shell-unknown" in primitives(layer, "task lint")
+    finally:
+        (project / "Taskfile.yml").write_text(text)
