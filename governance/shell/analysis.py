@@ -621,6 +621,30 @@ class _Analysis:
 
             secrets.inline(self, language, code, seg)
 
+    def positional_secrets(self, raws: list[str]) -> dict[str, list[str] | None] | None:
+        """``$0`` ``$1`` ... given the words ``raws`` (a call, ``sh -c TEXT NAME ARGS``, ``set
+        --``) hold the secrets those carry (``shell.secrets.arguments``); what they held
+        before, or None when no word could carry one."""
+        if self.flow is None and not any("$" in r or "`" in r for r in raws):
+            return None
+        from governance.shell.secrets import POSITIONAL, arguments
+
+        state = self.flow
+        before = {k: (state.vars.get(k) if state is not None else None) for k in POSITIONAL}
+        arguments(self, raws)
+        return before
+
+    def restore_secrets(self, before: dict[str, list[str] | None]) -> None:
+        """The secrets of variables as :meth:`positional_secrets` found them."""
+        state = self.flow
+        if state is None:
+            return
+        for name, labels in before.items():
+            if labels is None:
+                state.vars.pop(name, None)
+            else:
+                state.vars[name] = labels
+
     # --- words -----------------------------------------------------------------------------------
     def expand_one(self, parts: list[Any]) -> str | None:
         out: list[str] = []

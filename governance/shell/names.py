@@ -135,27 +135,14 @@ def run_with(an: Walk, args: list[str | None], raws: list[str], run: Callable[[]
 
 
 def taint(an: Walk, raws: list[str]) -> dict[str, list[str] | None] | None:
-    """Give ``$0`` ``$1`` ... (and ``"$@"``, ``$*``) the secrets the words ``raws`` carry
-    (``shell.secrets``); what they held before, or None when nothing could carry one."""
-    if an.flow is None and not any("$" in r or "`" in r for r in raws):
-        return None
-    from governance.shell.secrets import POSITIONAL, arguments
-
-    state = an.flow
-    before = {k: (state.vars.get(k) if state is not None else None) for k in POSITIONAL}
-    arguments(an, raws)
-    return before
+    """Give ``$0`` ``$1`` ... the secrets the words ``raws`` carry (``Walk.positional_secrets``);
+    what they held before, or None."""
+    return an.positional_secrets(raws)
 
 
 def _untaint(an: Walk, before: dict[str, list[str] | None] | None) -> None:
-    state = an.flow
-    if before is None or state is None:
-        return
-    for name, labels in before.items():
-        if labels is None:
-            state.vars.pop(name, None)
-        else:
-            state.vars[name] = labels
+    if before is not None:
+        an.restore_secrets(before)
 
 
 def _restore(an: Walk, saved: tuple[object, dict[str, str | None]]) -> None:
