@@ -155,7 +155,7 @@ def resolve(an: Walk, fields: list[str | None], globs: list[bool], raws: list[st
             script.script_file(an, base, first, raws[0], seg, depth)
             return
         forms = name_forms(first)
-        if base in _SCRIPT_RUNS and an.root is not None and "run" in fields[1:3]:
+        if base in _SCRIPT_RUNS and an.root is not None and "run" in fields[1:]:
             from governance.shell import task_tables  # pdm run NAME: the project's script NAME
 
             if task_tables.run(an, base, fields, seg, depth):
@@ -317,8 +317,7 @@ def flows(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
     from governance.shell import secrets
 
     secrets.command(an, base, fields, raws, seg, cmd, mark, files)
-    if len(raws) > 1:
-        secrets.assign(an, "_", raws[-1])      # $_: the last argument of the command before
+    secrets.assign(an, "_", raws[-1])      # $_: the last argument of the command before
 
 
 _NETWORK_ACTS = ("web-fetch", "local-request", "vcs-push")
