@@ -53,3 +53,36 @@ def administers(an: Walk, base: str, first: str, fields: list[str | None],
         return None
     return (f"{base} is a system administration program ({path}): it changes the machine, "
             "not the project, and needs the user's confirmation")
+
+
+# ip OBJECT COMMAND: the commands that only report, and those that change the machine; ip takes
+# any prefix of a command and, where two share it, the one it checks first (a report, for these)
+_IP_REPORTS = ("show", "list", "lst", "ls", "get", "monitor", "help", "showdump", "save")
+_IP_CHANGES = ("add", "delete", "del", "set", "change", "chg", "replace", "flush", "append",
+               "prepend", "restore", "exec", "attach", "detach", "link-netns")
+_IP_VALUED = ("-n", "-netns", "--netns", "-rc", "-rcvbuf", "-l", "-loops", "-f", "-family")
+
+
+def ip_change(fields: list[str | None]) -> str | None:
+    """Why ``ip [OPTIONS] OBJECT COMMAND ...`` changes the machine's network (``ip addr add``,
+    ``ip a a``, ``ip r d default``, ``ip netns exec``, ``ip -batch FILE``), or None when it only
+    reports (``ip a``, ``ip route get``, ``ip link show up``)."""
+    words: list[str] = []
+    k = 1
+    while k < len(fields) and len(words) < 2:
+        arg = fields[k]
+        if arg is None:
+            return "ip runs an OBJECT or COMMAND known only at run time"
+        if arg in ("-b", "-batch", "--batch"):
+            return "ip -batch runs the ip commands of a file"
+        if arg in _IP_VALUED and not words:
+            k += 2
+            continue
+        if not (arg.startswith("-") and not words):
+            words.append(arg.lower())
+        k += 1
+    if len(words) < 2 or any(r.startswith(words[1]) for r in _IP_REPORTS):
+        return None
+    if any(c.startswith(words[1]) for c in _IP_CHANGES):
+        return f"ip {words[0]} {words[1]} changes the machine's network"
+    return None

@@ -54,7 +54,7 @@ def load(text: str) -> Any | None:
         if end != len(lines.lines):
             raise _Unread("text after the document")
         return value
-    except (_Unread, IndexError, ValueError):
+    except (_Unread, IndexError, ValueError, RecursionError):
         return None
 
 

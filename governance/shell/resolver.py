@@ -431,6 +431,12 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import signals
 
         signals.check(an, base, fields, raws, seg)
+    if base == "ip" and len(fields) > 2:            # ip a a 10.0.0.1/24 dev eth0
+        from governance.shell.administration import ip_change
+
+        why = ip_change(fields)
+        if why is not None:
+            an.add("privilege", seg, why)
     if base[:3] == "pip" or base in _ENVIRONMENT_TOOLS:   # pip uninstall, pyenv uninstall V
         from governance.shell import environments
 

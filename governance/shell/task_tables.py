@@ -231,7 +231,7 @@ def _document(call: _Run, names: tuple[str, ...], kind: str) -> tuple[Any, str] 
 
         return loads(_without_comments(text) if path.endswith(".jsonc") else text), \
             system.dirname(path)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -508,12 +508,15 @@ def _task(call: _Run, words: list[str | None]) -> None:
             return
         items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         if isinstance(value, dict):
-            for dep in value.get("deps") or ():
+            deps = value.get("deps")
+            for dep in deps if isinstance(deps, list) else ():
                 name = dep if isinstance(dep, str) else dep.get("task") \
                     if isinstance(dep, dict) else None
                 if isinstance(name, str):
                     one(name)
-            items = list(value.get("cmds") or ())
+            cmds = value.get("cmds")
+            items = [cmds] if isinstance(cmds, str) else list(cmds) if isinstance(cmds, list) \
+                else []
             if isinstance(value.get("cmd"), str):
                 items.append(value["cmd"])
         for item in items:
