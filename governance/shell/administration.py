@@ -56,10 +56,11 @@ def administers(an: Walk, base: str, first: str, fields: list[str | None],
 
 
 # ip OBJECT COMMAND: the commands that only report, and those that change the machine; ip takes
-# any prefix of a command and, where two share it, the one it checks first (a report, for these)
+# any prefix of a command and, where two share it, the one it checks first: the report, but for
+# links and network namespaces, whose changes come first
 _IP_REPORTS = ("show", "list", "lst", "ls", "get", "monitor", "help", "showdump", "save")
 _IP_CHANGES = ("add", "delete", "del", "set", "change", "chg", "replace", "flush", "append",
-               "prepend", "restore", "exec", "attach", "detach", "link-netns")
+               "prepend", "restore", "exec", "attach", "detach")
 _IP_VALUED = ("-n", "-netns", "--netns", "-rc", "-rcvbuf", "-l", "-loops", "-f", "-family")
 
 
@@ -81,8 +82,13 @@ def ip_change(fields: list[str | None]) -> str | None:
         if not (arg.startswith("-") and not words):
             words.append(arg.lower())
         k += 1
-    if len(words) < 2 or any(r.startswith(words[1]) for r in _IP_REPORTS):
+    if len(words) < 2:
         return None
-    if any(c.startswith(words[1]) for c in _IP_CHANGES):
+    changes = any(c.startswith(words[1]) for c in _IP_CHANGES)
+    # `ip link` and `ip netns` try set (and add, delete ...) before show: `ip l s` is link set
+    first = "link".startswith(words[0]) or ("netns".startswith(words[0]) and len(words[0]) > 2)
+    if not (changes and first) and any(r.startswith(words[1]) for r in _IP_REPORTS):
+        return None
+    if changes:
         return f"ip {words[0]} {words[1]} changes the machine's network"
     return None
