@@ -126,18 +126,12 @@ def run_with(an: Walk, args: list[str | None], raws: list[str], run: Callable[[]
     rest (``sh -c TEXT NAME ARGS``), each holding the secrets its word carries; as before after."""
     saved = _positional(an, args[1:])
     an.vars["0"] = args[0]
-    before = taint(an, raws)
+    before = an.positional_secrets(raws)
     try:
         run()
     finally:
         _restore(an, saved)
         _untaint(an, before)
-
-
-def taint(an: Walk, raws: list[str]) -> dict[str, list[str] | None] | None:
-    """Give ``$0`` ``$1`` ... the secrets the words ``raws`` carry (``Walk.positional_secrets``);
-    what they held before, or None."""
-    return an.positional_secrets(raws)
 
 
 def _untaint(an: Walk, before: dict[str, list[str] | None] | None) -> None:
@@ -354,7 +348,7 @@ def _call(an: Walk, names: Names, name: str, fields: list[str | None], cmd: Simp
             if k:
                 _spend(an, body)
             saved = _positional(an, runs[k])
-            before = taint(an, [raws[0], *raws[1 + len(args) - len(runs[k] or ()):]])
+            before = an.positional_secrets([raws[0], *raws[1 + len(args) - len(runs[k] or ()):]])
             shifted, names.shifted = names.shifted, False
             try:
                 for sub in body:

@@ -470,12 +470,12 @@ def definitions(an: Walk, base: str, fields: list[str | None], cmd: Simple | Non
 
                     alias(an, var, value)       # declare -n R=GITHUB_TOKEN; curl .../$R
     elif base == "set" and "--" in args:
-        from governance.shell.names import positional, taint
+        from governance.shell.names import positional
 
         positional(an, args[args.index("--") + 1:])
         if cmd is not None and len(cmd.words) == len(fields):   # set -- "$TOKEN"; curl .../$1
             after = [word_text(w) for w in cmd.words[1:]][args.index("--") + 1:]
-            taint(an, ["", *after])
+            an.positional_secrets(["", *after])
     elif base == "printf" and len(args) >= 3 and args[0] == "-v" and args[1]:
         form, values = args[2], args[3:]
         known = form is not None and all(v is not None for v in values)

@@ -397,7 +397,7 @@ def _one_level(fields: list[str | None]) -> bool:
 
 
 _SIGNALLERS = ("kill", "pkill", "killall", "killall5", "skill", "fuser")
-# runners of the tasks a configuration file holds (governance.shell.task_tables.RUNNERS)
+# runners of the tasks a configuration file holds (governance.shell.task_tables)
 _TASK_TABLES = ("deno", "composer", "poe", "pdm", "hatch", "task", "go-task", "lefthook",
                 "pre-commit")
 _SCRIPT_RUNS = ("pdm", "hatch")    # `BASE run NAME` runs a script NAME, else the command NAME
@@ -482,7 +482,8 @@ def plain(an: Walk, base: str, fields: list[str | None], raws: list[str], seg: s
         from governance.shell import taskfiles
 
         taskfiles.run(an, tasks, base, fields, seg, depth)
-    if base in _TASK_TABLES and an.root is not None:   # deno task, composer, poe, pdm, hatch
+    if base in _TASK_TABLES and an.root is not None and (
+            base != "deno" or "task" in fields):         # deno task, composer, poe, pdm, hatch
         from governance.shell import task_tables
 
         task_tables.run(an, base, fields, seg, depth)

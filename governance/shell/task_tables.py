@@ -36,8 +36,8 @@ it, or one that is not JSON or TOML, runs nothing known: ``shell-unknown`` when 
 here, nothing when the runner would refuse it. Code the task names (a Python or PHP callable) is
 the project's own: ``shell-execute``.
 
-Imported by ``shell.resolver`` only when one of these runners runs, in a folder the analysis may
-read; ``tomllib`` is imported then.
+Imported by ``shell.resolver`` (its ``_TASK_TABLES``) only when one of these runners runs, in a
+folder the analysis may read; ``tomllib`` is imported then.
 """
 
 from __future__ import annotations
@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 
     from governance.shell.walk import Walk
 
-RUNNERS = ("deno", "composer", "poe", "pdm", "hatch", "task", "go-task", "lefthook",
-           "pre-commit")
 _MAX_TASKS = 32
 _COMPOSER_NAMES = (
     "about archive audit browse home bump check-platform-reqs clear-cache clearcache cc config "
@@ -326,11 +324,7 @@ def _composer(call: _Run, words: list[str | None]) -> None:
         value = scripts.get(script)
         if value is None or not _once(call, script):
             return
-        lines = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
-            if isinstance(value, list) else []
-        for k, line in enumerate(lines):
-            line = f"{line} {args}".strip() if k == len(lines) - 1 else line
-            head = line.split(" ", 1)[0]
+        for line, head in _lines(value, args):
             if head.startswith("@") and head not in ("@php", "@composer", "@putenv"):
                 one(head[1:], line[len(head):].strip())
             elif head == "@putenv":
@@ -447,17 +441,25 @@ def _hatch(call: _Run, target: str | None, rest: list[str | None]) -> None:
         value = scripts.get(script)
         if value is None or not _once(call, script):
             return
-        lines = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
-            if isinstance(value, list) else []
-        for k, line in enumerate(lines):
-            line = f"{line} {args}".strip() if k == len(lines) - 1 else line
-            head = line.split(" ", 1)[0]
+        for line, head in _lines(value, args):
             if head in scripts:
                 one(head, line[len(head):].strip())
             else:
                 call.command(line, f"the script {script} of the hatch environment {env}", home)
 
     one(name, _args(rest))
+
+
+def _lines(value: Any, args: str) -> list[tuple[str, str]]:
+    """A task given as a string or a list of strings: each line with its first word, the
+    arguments given after the task's name appended to the last line."""
+    lines = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
+        if isinstance(value, list) else []
+    out = []
+    for k, line in enumerate(lines):
+        line = f"{line} {args}".strip() if k == len(lines) - 1 else line
+        out.append((line, line.split(" ", 1)[0]))
+    return out
 
 
 def _filled(text: str) -> str:
